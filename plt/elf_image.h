@@ -81,6 +81,7 @@ class ElfImage {
   Status ForEachImportSlot(const std::function<bool(const ImportSlot&)>& fn) const;
 
   // Slots whose symbol name is `symbol` (and, if `version` is not empty, whose version equals it).
+  // `out` is cleared first. Cost: one pass over the relocations, one name compare per candidate.
   Status FindImportSlots(std::string_view symbol, std::string_view version, std::vector<ImportSlot>* out) const;
 
   // Address (link-time vaddr) of a symbol this image *defines*, found through DT_GNU_HASH or DT_HASH.
@@ -89,6 +90,10 @@ class ElfImage {
 
   // Number of entries in the dynamic symbol table (from DT_HASH nchain or the DT_GNU_HASH chains).
   size_t dynamic_symbol_count() const;
+
+  // True for a loaded module whose .dynamic held absolute addresses (glibc's ld.so rewrites the d_ptr
+  // entries of a writable .dynamic); the parser rebased them. Always false for file images.
+  bool dynamic_pointers_were_absolute() const;
 
   struct Impl;
 
