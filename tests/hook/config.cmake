@@ -1,0 +1,4 @@
+# The config suites: parsing of valid documents, rejection of hostile ones, targeting/sampling, diffs.
+foreach(suite parser reject targeting diff)
+  jp_add_gtest(config_${suite}_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/config_${suite}_test.cc LIBS jp_hook)
+endforeach()
