@@ -1,0 +1,185 @@
+// The common event timeline every monitor writes into: a fixed-capacity, lock-free, multi-producer ring of
+// fixed-size records, optionally living in a MAP_SHARED file so the records of a process killed with
+// SIGKILL (or by the low-memory killer, or an ANR kill) can be read back by the next run.
+//
+// Writers (Append) never block, allocate or take a lock and are async-signal-safe: a PLT proxy or a signal
+// handler may append. A writer claims a ticket with one fetch_add on the head, writes its slot
+// (ticket & (capacity-1)) seqlock-style (odd seq, data, checksum, even seq with release) and is done. When
+// the ring is full the oldest records are overwritten; nobody waits for readers.
+//
+// Readers (Read/Snapshot) run beside the writers without stopping them: they copy a slot, re-check its seq
+// and its checksum, and so never return a torn record. Tickets that were overwritten before the reader
+// got to them, or whose slot was torn by two writers a full ring apart, are counted as lost.
+//
+// Threads: the caller passes its thread id (CurrentTid()); the timeline does not cache it in TLS, because
+// the first touch of a thread_local in a dlopen'ed library may allocate, which a signal-time path must not.
+//
+// Lifetime: a Timeline must outlive every writer (the lifecycle unhooks the monitors before destroying it).
+#ifndef JANKPROBE_HOOK_TIMELINE_H_
+#define JANKPROBE_HOOK_TIMELINE_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hook/string_intern.h"
+#include "hook/timeline_layout.h"
+
+namespace jp::hook {
+
+enum class EventKind : uint16_t {
+  kNone = 0,
+  kInputKey = 1,       // a key event, from delivery (ts) to finished signal (dur)
+  kInputMotion = 2,    // a touch/motion event, likewise
+  kIdleHandler = 3,    // one IdleHandler.queueIdle() call
+  kLooperMessage = 4,  // one Looper message dispatch
+  kFrame = 5,          // a Choreographer frame
+  kBarrier = 6,        // a sync barrier, from post to removal (or to the verdict if it leaked)
+  kVerdict = 7,        // a lag verdict (instant): what was late and why
+  kInstant = 8,        // any other instant marker
+  kStackSample = 9,    // a main-thread stack was captured (args point at it)
+  kMonitorState = 10,  // a monitor was enabled/disabled (name says which, args why)
+};
+constexpr uint16_t kEventKindCount = 11;
+// "input.key", "looper.message", ... ("unknown" for values past the enum, which a newer writer may use).
+const char* EventKindName(EventKind kind);
+
+enum class ArgType : uint8_t { kNone = 0, kInt = 1, kDouble = 2, kString = 3 };
+
+constexpr int kMaxArgs = 2;
+
+struct EventArg {
+  uint16_t key = 0;  // an interned string id (< 0x4000)
+  ArgType type = ArgType::kNone;
+  uint64_t bits = 0;
+
+  static EventArg Int(uint16_t key, int64_t v) { return {key, ArgType::kInt, static_cast<uint64_t>(v)}; }
+  static EventArg Double(uint16_t key, double v) {
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return {key, ArgType::kDouble, bits};
+  }
+  static EventArg String(uint16_t key, uint16_t id) { return {key, ArgType::kString, id}; }
+
+  int64_t as_int() const { return static_cast<int64_t>(bits); }
+  double as_double() const {
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+  }
+  uint16_t as_string() const { return static_cast<uint16_t>(bits); }
+};
+
+// One event as written and as read back (ticket is filled in by the ring).
+struct Event {
+  uint64_t ticket = 0;
+  uint64_t ts_ns = 0;
+  uint64_t dur_ns = 0;
+  uint32_t tid = 0;
+  EventKind kind = EventKind::kNone;
+  uint16_t name = 0;  // interned id
+  EventArg args[kMaxArgs];
+};
+
+// Records returned by one read, in ticket order.
+struct TimelineRead {
+  std::vector<Event> events;
+  uint64_t lost = 0;         // tickets in [from, next_ticket) not returned: overwritten first, or torn
+  uint64_t torn = 0;         // of those, slots whose checksum did not match (lapping writers)
+  uint64_t next_ticket = 0;  // pass to the next Read: every ticket below it is returned or counted lost
+};
+
+// The previous run's timeline, read back from its file.
+struct RecoveredTimeline {
+  bool found = false;  // a file with content was there
+  bool valid = false;  // and it was a timeline we could read
+  std::string error;   // why it was rejected (set when found && !valid)
+  int32_t pid = 0;
+  uint32_t capacity = 0;
+  uint64_t start_monotonic_ns = 0;
+  uint64_t start_realtime_ns = 0;
+  uint64_t head = 0;       // tickets claimed by the previous run
+  uint64_t recovered = 0;  // records committed and intact
+  uint64_t torn = 0;       // records in flight at the kill or failing their checksum: dropped
+  std::vector<Event> events;         // ticket order
+  std::vector<std::string> strings;  // by id; ids the file did not hold read as ""
+
+  std::string_view StringFor(uint16_t id) const;
+  // CLOCK_REALTIME ns of a monotonic timestamp of that run.
+  uint64_t ToRealtimeNs(uint64_t monotonic_ns) const {
+    return start_realtime_ns + (monotonic_ns - start_monotonic_ns);
+  }
+};
+
+// Reads a timeline file without changing it. Never crashes on a corrupt file: any inconsistency gives
+// valid == false and a readable error; bad records are counted as torn.
+RecoveredTimeline RecoverPrevious(const std::string& path);
+
+// The calling thread's kernel tid (one syscall; monitors read it once and keep it).
+pid_t CurrentTid();
+
+class Timeline {
+ public:
+  struct Options {
+    uint32_t capacity = 8192;      // records, a power of two
+    uint32_t intern_slots = 1024;  // strings, a power of two
+    uint32_t arena_bytes = 40960;  // string bytes
+  };
+
+  // A timeline in anonymous memory. Null with *error set on failure.
+  static std::unique_ptr<Timeline> Create(const Options& options, std::string* error);
+
+  // A timeline in the file at path. Whatever the file held (a previous run's timeline, a corrupt or foreign
+  // file) is first read back into previous(), then the file is replaced by a fresh ring. The file stays
+  // locked (flock) while this object lives, so a second process cannot share it by mistake.
+  static std::unique_ptr<Timeline> Open(const std::string& path, const Options& options, std::string* error);
+
+  ~Timeline();
+  Timeline(const Timeline&) = delete;
+  Timeline& operator=(const Timeline&) = delete;
+
+  // Hot path: returns the ticket. Never blocks, allocates or fails.
+  uint64_t Append(const Event& event) noexcept;
+
+  // Records from ticket `from` on (those still in the ring), stopping before the first ticket whose writer
+  // has not committed yet. Concurrent appends continue meanwhile.
+  TimelineRead Read(uint64_t from) const;
+  // Everything still in the ring.
+  TimelineRead Snapshot() const { return Read(0); }
+
+  StringTable& strings() { return strings_; }
+  const StringTable& strings() const { return strings_; }
+  uint16_t Intern(std::string_view s) noexcept { return strings_.Intern(s); }
+
+  uint64_t appended() const noexcept { return layout::LoadAcquire(&header_->head); }
+  uint32_t capacity() const noexcept { return mask_ + 1; }
+  const std::string& path() const { return path_; }  // "" for an anonymous timeline
+  const RecoveredTimeline& previous() const { return previous_; }
+  uint64_t start_monotonic_ns() const { return header_->start_monotonic_ns; }
+  uint64_t start_realtime_ns() const { return header_->start_realtime_ns; }
+  // The mapped region (header, strings, ring), for memory accounting.
+  const void* region() const { return header_; }
+  uint64_t region_size() const { return region_size_; }
+
+ private:
+  Timeline() = default;
+  bool Map(void* base, uint64_t size, const layout::RegionLayout& l, const Options& options);
+
+  layout::Header* header_ = nullptr;
+  layout::Record* ring_ = nullptr;
+  uint32_t mask_ = 0;
+  uint64_t region_size_ = 0;
+  int fd_ = -1;
+  std::string path_;
+  StringTable strings_;
+  RecoveredTimeline previous_;
+};
+
+}  // namespace jp::hook
+
+#endif  // JANKPROBE_HOOK_TIMELINE_H_

@@ -1,0 +1,76 @@
+// Packing of an Event into a Record's words and back; shared by the live ring and by file recovery.
+#ifndef JANKPROBE_HOOK_TIMELINE_CODEC_H_
+#define JANKPROBE_HOOK_TIMELINE_CODEC_H_
+
+#include "hook/timeline.h"
+#include "hook/timeline_layout.h"
+
+namespace jp::hook {
+
+// A record's payload as plain values (what the checksum covers, minus the ticket).
+struct RecordWords {
+  uint64_t ts_ns;
+  uint64_t dur_ns;
+  uint64_t v0;
+  uint64_t v1;
+  uint64_t ids;
+  uint32_t arg_words;
+  uint32_t checksum;
+};
+
+inline uint16_t ArgWord(const EventArg& a) {
+  return static_cast<uint16_t>((static_cast<uint16_t>(a.type) & 3u) << layout::kArgTypeShift |
+                               (a.key & layout::kArgKeyMask));
+}
+
+inline RecordWords EncodeEvent(const Event& e, uint64_t ticket) {
+  RecordWords w;
+  w.ts_ns = e.ts_ns;
+  w.dur_ns = e.dur_ns;
+  w.v0 = e.args[0].bits;
+  w.v1 = e.args[1].bits;
+  w.ids = uint64_t{e.tid} | uint64_t{static_cast<uint16_t>(e.kind)} << 32 | uint64_t{e.name} << 48;
+  w.arg_words = uint32_t{ArgWord(e.args[0])} | uint32_t{ArgWord(e.args[1])} << 16;
+  w.checksum = layout::RecordChecksum(ticket, w.ts_ns, w.dur_ns, w.v0, w.v1, w.ids, w.arg_words);
+  return w;
+}
+
+inline bool ChecksumMatches(const RecordWords& w, uint64_t ticket) {
+  return w.checksum == layout::RecordChecksum(ticket, w.ts_ns, w.dur_ns, w.v0, w.v1, w.ids, w.arg_words);
+}
+
+inline Event DecodeEvent(const RecordWords& w, uint64_t ticket) {
+  Event e;
+  e.ticket = ticket;
+  e.ts_ns = w.ts_ns;
+  e.dur_ns = w.dur_ns;
+  e.tid = static_cast<uint32_t>(w.ids);
+  e.kind = static_cast<EventKind>(static_cast<uint16_t>(w.ids >> 32));
+  e.name = static_cast<uint16_t>(w.ids >> 48);
+  const uint64_t values[kMaxArgs] = {w.v0, w.v1};
+  for (int i = 0; i < kMaxArgs; ++i) {
+    uint16_t word = static_cast<uint16_t>(w.arg_words >> (16 * i));
+    e.args[i].key = word & layout::kArgKeyMask;
+    e.args[i].type = static_cast<ArgType>(word >> layout::kArgTypeShift);
+    e.args[i].bits = values[i];
+  }
+  return e;
+}
+
+// Copies a record's payload with relaxed atomic loads (the seqlock reader re-checks seq afterwards).
+inline RecordWords LoadRecordWords(const layout::Record& r) {
+  RecordWords w;
+  w.ts_ns = layout::LoadRelaxed(&r.ts_ns);
+  w.dur_ns = layout::LoadRelaxed(&r.dur_ns);
+  w.v0 = layout::LoadRelaxed(&r.arg_value[0]);
+  w.v1 = layout::LoadRelaxed(&r.arg_value[1]);
+  w.ids = layout::LoadRelaxed(&r.ids);
+  uint64_t keys = layout::LoadRelaxed(&r.keys);
+  w.arg_words = static_cast<uint32_t>(keys);
+  w.checksum = static_cast<uint32_t>(keys >> 32);
+  return w;
+}
+
+}  // namespace jp::hook
+
+#endif  // JANKPROBE_HOOK_TIMELINE_CODEC_H_

@@ -1,0 +1,118 @@
+// The timeline's memory image. The same bytes are an anonymous mapping (no file configured) or a MAP_SHARED
+// file that outlives a kill -9, so everything here is plain fixed-width data, accessed with __atomic builtins
+// (std::atomic<T> has no guaranteed layout to put in a file), with explicit offsets the recovery code checks.
+//
+//   [Header 256 B][intern slots: u64 x intern_slots][string arena: arena_bytes][records: Record x capacity]
+//
+// Bump kVersion whenever anything in this file changes: an old file is then rejected and replaced.
+#ifndef JANKPROBE_HOOK_TIMELINE_LAYOUT_H_
+#define JANKPROBE_HOOK_TIMELINE_LAYOUT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace jp::hook::layout {
+
+constexpr char kMagic[8] = {'J', 'P', 'T', 'L', 'R', 'I', 'N', 'G'};
+constexpr uint32_t kVersion = 1;
+
+// One event, 56 bytes. Every field is a u64 so a reader can copy a record word by word with relaxed atomic
+// loads (a seqlock reader must not use plain loads on data a writer may be changing). 56 rather than 64
+// bytes keeps the default ring (8192 records) plus string table under 512 KB resident; the price is two
+// arguments per record.
+struct Record {
+  uint64_t seq;           // commit marker: 0 never written, 2t+1 while ticket t is written, 2t+2 committed
+  uint64_t ts_ns;         // CLOCK_MONOTONIC start of the event
+  uint64_t dur_ns;        // 0 for instants
+  uint64_t arg_value[2];  // i64, double bits or string id, as arg_key's type says
+  uint64_t ids;           // tid (32) | kind << 32 (16) | name id << 48 (16)
+  uint64_t keys;          // arg word 0 (16) | arg word 1 << 16 (16) | checksum << 32 (32)
+};
+static_assert(sizeof(Record) == 56, "the file format depends on the record size");
+
+// An argument word: 2 bits of type over a 14-bit key id (string ids are < 16384, see StringTable).
+constexpr uint16_t kArgKeyMask = 0x3FFF;
+constexpr int kArgTypeShift = 14;
+
+// File/region header. Identity fields are written once at creation; the magic is written last, so a
+// process killed while creating the file leaves a file the next run rejects instead of trusts.
+// The live counters sit on their own cache lines: head is hit by every append, the others rarely.
+struct Header {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_size;
+  uint32_t record_size;
+  uint32_t capacity;      // records, a power of two
+  uint32_t intern_slots;  // string table slots
+  uint32_t arena_bytes;   // string bytes
+  uint64_t region_size;   // total bytes, equals the file size
+  uint64_t intern_offset;
+  uint64_t arena_offset;
+  uint64_t ring_offset;
+  int32_t pid;
+  uint32_t reserved0;
+  uint64_t start_monotonic_ns;  // the two clocks read together at creation: a previous run's monotonic
+  uint64_t start_realtime_ns;   // timestamps map to wall time as realtime0 + (ts - monotonic0)
+  uint8_t pad0[128 - 88];
+
+  uint64_t head;  // next ticket (fetch_add by every append); tickets below head - capacity are overwritten
+  uint8_t pad1[192 - 136];
+
+  uint64_t arena_used;           // bump pointer into the string arena
+  uint64_t intern_used;          // published string slots
+  uint64_t intern_overflow;      // Intern() calls answered with the overflow id
+  uint64_t intern_wasted_bytes;  // arena bytes of lost insert races (the winner's copy is used)
+  uint8_t pad2[256 - 224];
+};
+static_assert(sizeof(Header) == 256, "the file format depends on the header size");
+static_assert(offsetof(Header, head) == 128, "head has its own cache line");
+static_assert(offsetof(Header, arena_used) == 192, "string counters have their own cache line");
+
+// Where each part of the region lives, computed from the three sizes (so a header can be checked against it).
+struct RegionLayout {
+  uint64_t intern_offset = 0;
+  uint64_t arena_offset = 0;
+  uint64_t ring_offset = 0;
+  uint64_t total = 0;
+};
+
+constexpr uint32_t kMinCapacity = 16;
+constexpr uint32_t kMaxCapacity = 1u << 20;
+constexpr uint32_t kMinInternSlots = 16;
+constexpr uint32_t kMaxInternSlots = 8192;  // a power of two; ids 1..slots stay below the overflow id 0x3FFF
+constexpr uint32_t kMinArenaBytes = 256;
+constexpr uint32_t kMaxArenaBytes = 1u << 24;
+
+// Fills *out, or returns false with the reason in *error.
+bool ComputeLayout(uint32_t capacity, uint32_t intern_slots, uint32_t arena_bytes, RegionLayout* out,
+                   std::string* error);
+
+// 32-bit check over a record's payload and its ticket, stored in the commit. It is what tells a recovered
+// record from a torn one, and a record whose slot two lapping writers interleaved from a real one. It is
+// a multiply-mix over whole words rather than FNV/CRC over bytes: it has to fit the ~10 ns append budget,
+// and the six products are independent so they overlap in the pipeline.
+inline uint32_t RecordChecksum(uint64_t ticket, uint64_t ts_ns, uint64_t dur_ns, uint64_t v0, uint64_t v1,
+                               uint64_t ids, uint32_t arg_words) {
+  uint64_t a = (ts_ns + 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
+  uint64_t b = (dur_ns + 0xD6E8FEB86659FD93ull) * 0x94D049BB133111EBull;
+  uint64_t c = (v0 + 0xA0761D6478BD642Full) * 0xE7037ED1A0B428DBull;
+  uint64_t d = (v1 + 0x8EBC6AF09C88C6E3ull) * 0x589965CC75374CC3ull;
+  uint64_t e = (ids ^ ticket) * 0x1D8E4E27C47D124Full;
+  uint64_t f = ((uint64_t{arg_words} << 32 | (ticket >> 32)) + 0x2545F4914F6CDD1Dull) * 0xFF51AFD7ED558CCDull;
+  uint64_t h = a ^ ((b << 17) | (b >> 47)) ^ ((c << 31) | (c >> 33)) ^ ((d << 43) | (d >> 21)) ^ e ^
+               ((f << 7) | (f >> 57));
+  h ^= h >> 32;
+  h *= 0xC4CEB9FE1A85EC53ull;
+  h ^= h >> 29;
+  return static_cast<uint32_t>(h);
+}
+
+inline uint64_t LoadRelaxed(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+inline uint64_t LoadAcquire(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+inline void StoreRelaxed(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+inline void StoreRelease(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+
+}  // namespace jp::hook::layout
+
+#endif  // JANKPROBE_HOOK_TIMELINE_LAYOUT_H_
