@@ -1,16 +1,22 @@
 // Valid config documents: defaults, every key landing in the right field, unknown keys as warnings,
 // limits accepted right at their boundary, and Config -> JSON -> Config round trips.
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <rapidjson/document.h>
 
 #include "hook/config.h"
 
 namespace jp {
 namespace {
 
-// The full example of docs/config.md (kept in sync by hand; the doc test below reads the file itself).
+// The full example of docs/config.md (ConfigDocTest below checks that the two stay the same).
 constexpr const char* kFullExample = R"({
   "enabled": true,
   "sample_rate": 0.2,
@@ -266,6 +272,63 @@ TEST(ConfigParserTest, StringsNeedingEscapesRoundTrip) {
   c.report.key_packages = {"com.\"odd\"."};
   Config back = MustParse(ConfigToJson(c));
   EXPECT_EQ(back, c);
+}
+
+}  // namespace
+}  // namespace jp
+
+namespace jp {
+namespace {
+
+std::string ReadDoc() {
+  std::ifstream in(std::string(JP_SOURCE_DIR) + "/docs/config.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Dotted paths of every scalar or list in an object: {"a": {"b": 1}} -> "a.b".
+void CollectKeys(const rapidjson::Value& v, const std::string& prefix, std::set<std::string>* out) {
+  for (const auto& m : v.GetObject()) {
+    std::string key = prefix + m.name.GetString();
+    if (m.value.IsObject()) {
+      CollectKeys(m.value, key + ".", out);
+    } else {
+      out->insert(key);
+    }
+  }
+}
+
+TEST(ConfigDocTest, FullExampleInTheDocParsesToTheSameConfig) {
+  std::string doc = ReadDoc();
+  ASSERT_FALSE(doc.empty()) << "docs/config.md not found under " << JP_SOURCE_DIR;
+  size_t heading = doc.find("## Full example");
+  ASSERT_NE(heading, std::string::npos);
+  size_t begin = doc.find("```json\n", heading);
+  ASSERT_NE(begin, std::string::npos);
+  begin += 8;
+  size_t end = doc.find("```", begin);
+  ASSERT_NE(end, std::string::npos);
+  ConfigParseResult from_doc = ParseConfig(std::string_view(doc).substr(begin, end - begin));
+  ASSERT_TRUE(from_doc.ok()) << from_doc.error;
+  EXPECT_TRUE(from_doc.warnings.empty());
+  EXPECT_EQ(*from_doc.config, MustParse(kFullExample));
+}
+
+TEST(ConfigDocTest, SchemaTablesListExactlyTheKeysTheParserKnows) {
+  std::string doc = ReadDoc();
+  std::set<std::string> documented;
+  std::regex row("\\n\\| `([a-z_.]+)` \\|");
+  for (auto it = std::sregex_iterator(doc.begin(), doc.end(), row); it != std::sregex_iterator(); ++it) {
+    documented.insert((*it)[1]);
+  }
+  // The full example sets every optional key, so its JSON form has every key of the schema.
+  rapidjson::Document written;
+  written.Parse(ConfigToJson(MustParse(kFullExample)).c_str());
+  ASSERT_TRUE(written.IsObject());
+  std::set<std::string> known;
+  CollectKeys(written, "", &known);
+  EXPECT_EQ(documented, known);
 }
 
 }  // namespace
