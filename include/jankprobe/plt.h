@@ -74,7 +74,12 @@ JP_EXPORT const char *jp_plt_last_error(void);
 }
 #endif
 
-/* Use inside a proxy: JP_PLT_PREV(hook, prev_var) yields the target to call for this caller. */
-#define JP_PLT_PREV(hook, prev_var) jp_plt_hook_prev_for((hook), __builtin_return_address(0))
+/* Use inside a proxy: JP_PLT_PREV(hook, prev_var) yields the target to call for this caller. A proxy
+ * can run before jp_plt_hook_install has returned its handle (another thread calls through the slot
+ * the moment it is written); while `hook` is still NULL the macro reads prev_var, which the engine sets
+ * before writing any slot. */
+#define JP_PLT_PREV(hook, prev_var)                                          \
+  ((hook) != NULL ? jp_plt_hook_prev_for((hook), __builtin_return_address(0)) \
+                  : __atomic_load_n(&(prev_var), __ATOMIC_ACQUIRE))
 
 #endif /* JANKPROBE_PLT_H_ */

@@ -1,0 +1,90 @@
+// Pending hooks: a hook on a library that is not loaded yet is in place when dlopen returns.
+#include <dlfcn.h>
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "jankprobe/plt.h"
+#include "tests/fixtures/hook/callers.h"
+#include "tests/fixtures/hook/target.h"
+#include "tests/plt/hook_test_support.h"
+
+namespace jp::test {
+namespace {
+
+bool IsLoaded(const char* path) { return dlopen(path, RTLD_NOW | RTLD_NOLOAD) != nullptr; }
+
+using AddFnPtr = int (*)(int, int);
+
+TEST(PendingHook, ByFileNameIsInPlaceWhenDlopenReturns) {
+  ASSERT_FALSE(IsLoaded(JP_HOOK_PENDING_A_PATH)) << "the fixture must not be loaded at start-up";
+  using Hook = AddHook<1>;
+  jp_plt_hook* hook = Hook::Install("libjp_hook_pending_a.so");
+  ASSERT_NE(hook, nullptr) << jp_plt_last_error();
+  EXPECT_EQ(jp_plt_hook_slot_count(hook), 0u);
+  EXPECT_EQ(jp_plt_hook_is_active(hook), 1);
+
+  void* handle = jp_fixture_dlopen(JP_HOOK_PENDING_A_PATH, RTLD_NOW);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  EXPECT_GE(jp_plt_hook_slot_count(hook), 1u);
+  auto call_add = reinterpret_cast<AddFnPtr>(dlsym(handle, "pending_a_call_add"));
+  ASSERT_NE(call_add, nullptr);
+  unsigned long before = Hook::calls, target = jp_target_calls();
+  EXPECT_EQ(call_add(20, 22), 42);
+  EXPECT_EQ(Hook::calls - before, 1u);
+  EXPECT_EQ(jp_target_calls() - target, 1u);
+  EXPECT_EQ(jp_plt_hook_remove(hook), JP_PLT_OK);
+  EXPECT_EQ(call_add(1, 1), 2);
+  EXPECT_EQ(Hook::calls - before, 1u);
+}
+
+// A lazily bound library: when the pending hook is applied its JUMP_SLOT still holds the PLT stub, so
+// the previous target must come from dlvsym, not the stub (which would jump back into the proxy).
+TEST(PendingHook, ByPathIntoALazyLibraryWithVersion) {
+  ASSERT_FALSE(IsLoaded(JP_HOOK_PENDING_B_PATH));
+  using Hook = AddHook<2>;
+  jp_plt_hook* hook = Hook::Install(JP_HOOK_PENDING_B_PATH, "jp_target_add@JPTARGET_1.0");
+  ASSERT_NE(hook, nullptr) << jp_plt_last_error();
+  EXPECT_EQ(jp_plt_hook_slot_count(hook), 0u);
+
+  void* handle = jp_fixture_dlopen(JP_HOOK_PENDING_B_PATH, RTLD_LAZY);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  EXPECT_GE(jp_plt_hook_slot_count(hook), 1u);
+  EXPECT_EQ(Hook::prev, RealTargetAdd());
+  auto call_add = reinterpret_cast<AddFnPtr>(dlsym(handle, "pending_b_call_add"));
+  ASSERT_NE(call_add, nullptr);
+  unsigned long before = Hook::calls, target = jp_target_calls();
+  EXPECT_EQ(call_add(1, 2), 3);
+  EXPECT_EQ(Hook::calls - before, 1u);
+  EXPECT_EQ(jp_target_calls() - target, 1u);
+  EXPECT_EQ(jp_plt_hook_remove(hook), JP_PLT_OK);
+}
+
+// A hook with caller NULL also reaches libraries loaded after it.
+TEST(PendingHook, NullCallerCoversLibrariesLoadedLater) {
+  using Hook = AddHook<3>;
+  jp_plt_hook* hook = Hook::Install(nullptr);
+  ASSERT_NE(hook, nullptr) << jp_plt_last_error();
+  size_t before_load = jp_plt_hook_slot_count(hook);
+  void* handle = jp_fixture_dlopen(JP_HOOK_PENDING_C_PATH, RTLD_NOW);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  EXPECT_GT(jp_plt_hook_slot_count(hook), before_load);
+  auto call_add = reinterpret_cast<AddFnPtr>(dlsym(handle, "pending_c_call_add"));
+  ASSERT_NE(call_add, nullptr);
+  unsigned long before = Hook::calls;
+  EXPECT_EQ(call_add(2, 2), 4);
+  EXPECT_EQ(Hook::calls - before, 1u);
+  EXPECT_EQ(jp_plt_hook_remove(hook), JP_PLT_OK);
+}
+
+TEST(PendingHook, RemoveBeforeLoadMeansNothingIsInstalled) {
+  using Hook = AddHook<4>;
+  jp_plt_hook* hook = Hook::Install("libjp_hook_never_loaded.so");
+  ASSERT_NE(hook, nullptr) << jp_plt_last_error();
+  EXPECT_EQ(jp_plt_hook_remove(hook), JP_PLT_OK);
+  EXPECT_EQ(jp_plt_hook_is_active(hook), 0);
+}
+
+}  // namespace
+}  // namespace jp::test

@@ -1,0 +1,23 @@
+# Run-time tests of the PLT hook engine. The end-to-end suites link the shipped libjankprobe.so, so that
+# "every module except jankprobe's own" means what it means in an app; the unit suites for module
+# matching and slot writes link the static engine directly.
+set(jp_hook_fixture_paths
+  JP_HOOK_FULL_PATH="$<TARGET_FILE:jp_hook_full>"
+  JP_HOOK_PENDING_A_PATH="$<TARGET_FILE:jp_hook_pending_a>"
+  JP_HOOK_PENDING_B_PATH="$<TARGET_FILE:jp_hook_pending_b>"
+  JP_HOOK_PENDING_C_PATH="$<TARGET_FILE:jp_hook_pending_c>")
+set(jp_hook_callers jp_hook_target jp_hook_lazy jp_hook_partial jp_hook_full jp_hook_noplt jp_hook_data jp_hook_loader)
+
+foreach(suite plt_api hook_registry dl_monitor hook_stress)
+  jp_add_gtest(${suite}_test
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/${suite}_test.cc ${CMAKE_CURRENT_LIST_DIR}/hook_test_support.cc
+    LIBS jankprobe ${jp_hook_callers})
+  target_compile_definitions(${suite}_test PRIVATE ${jp_hook_fixture_paths})
+  # Loaded with dlopen only; built before the test runs.
+  add_dependencies(${suite}_test jp_hook_pending_a jp_hook_pending_b jp_hook_pending_c)
+endforeach()
+
+foreach(suite module_list got_patcher)
+  jp_add_gtest(${suite}_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/${suite}_test.cc LIBS jp_plt ${jp_hook_callers})
+  target_compile_definitions(${suite}_test PRIVATE ${jp_hook_fixture_paths})
+endforeach()
