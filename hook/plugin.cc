@@ -1,0 +1,204 @@
+// The plugin's lifecycle: one process-wide state behind the C API in jankprobe.h. Every control call
+// (start, configure, stop, export) takes one mutex; hooked paths never touch it (monitors reach the
+// timeline and watchdog through the PluginContext they were started with).
+//
+// A remote flag is applied as a whole: ParseConfig builds a fresh Config and only an accepted one replaces
+// the running one, so a rejected flag changes nothing. The per-monitor state (on / off / disabled: why) is
+// then reconciled against what actually runs, not against the previous flag, so a monitor that failed to
+// start is retried when a new flag arrives.
+#include "hook/plugin.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <mutex>
+
+#include "hook/clock.h"
+
+namespace jp::hook {
+namespace {
+
+thread_local std::string t_last_error;
+
+}  // namespace
+
+Plugin& Plugin::Get() {
+  // Leaked on purpose: threads of ours or the app's may still call in while static destructors run at exit.
+  static Plugin* plugin = new Plugin();
+  return *plugin;
+}
+
+const std::string& Plugin::LastError() { return t_last_error; }
+
+int Plugin::Fail(int code, std::string why) {
+  t_last_error = std::move(why);
+  return code;
+}
+
+void Plugin::RegisterFactory(Monitor monitor, MonitorFactory factory) {
+  std::lock_guard<std::mutex> lock(mu_);
+  factories_[static_cast<size_t>(monitor)] = factory;
+}
+
+void Plugin::SetStackCapture(StackCaptureFn fn, void* ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  capture_fn_ = fn;
+  capture_ctx_ = ctx;
+  watchdog_.SetStackCapture(fn, ctx);
+}
+
+void Plugin::SetMainTid(uint32_t tid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  main_tid_ = tid;
+  context_.main_tid = tid;
+}
+
+void Plugin::SetListener(ReportListener fn, void* arg) { reports_.SetListener(fn, arg); }
+
+const PluginContext* Plugin::Context() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return started_ && running_ ? &context_ : nullptr;
+}
+
+int Plugin::Start(const char* json) {
+  if (!json) return Fail(JANKPROBE_ERR_INVALID_ARG, "config is NULL");
+  std::lock_guard<std::mutex> lock(mu_);
+  ConfigParseResult parsed = ParseConfig(json, started_ ? config_.device : DeviceFacts{});
+  if (!parsed.ok()) return Fail(JANKPROBE_ERR_CONFIG, "config rejected: " + parsed.error);
+  if (!started_ && main_tid_ == 0) main_tid_ = static_cast<uint32_t>(CurrentTid());
+  started_ = true;
+  return ApplyLocked(*parsed.config, std::move(parsed.warnings));
+}
+
+int Plugin::Configure(const char* json) {
+  if (!json) return Fail(JANKPROBE_ERR_INVALID_ARG, "config is NULL");
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!started_) return Fail(JANKPROBE_ERR_STATE, "jankprobe_configure before jankprobe_start");
+  ConfigParseResult parsed = ParseConfig(json, config_.device);
+  if (!parsed.ok()) return Fail(JANKPROBE_ERR_CONFIG, "config rejected, previous config kept: " + parsed.error);
+  return ApplyLocked(*parsed.config, std::move(parsed.warnings));
+}
+
+void Plugin::Stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  StopMonitorsLocked("off: plugin stopped");
+  watchdog_.Stop();
+  reports_.StopDelivery();
+  running_ = false;
+  started_ = false;
+  run_reason_ = "stopped";
+}
+
+void Plugin::StopMonitorsLocked(const char* status) {
+  for (size_t i = 0; i < kMonitorCount; ++i) {
+    if (monitors_[i]) {
+      monitors_[i]->Stop();
+      monitors_[i].reset();
+      MarkStateLocked(static_cast<Monitor>(i), status);
+    }
+  }
+}
+
+void Plugin::MarkStateLocked(Monitor m, const std::string& status) {
+  monitor_status_[static_cast<size_t>(m)] = status;
+  if (!timeline_) return;
+  // Monitor switches are on the timeline too, so a trace shows when a monitor was not looking.
+  Event e;
+  e.ts_ns = MonotonicNs();
+  e.tid = static_cast<uint32_t>(CurrentTid());
+  e.kind = EventKind::kMonitorState;
+  e.name = timeline_->Intern(std::string(MonitorName(m)) + ": " + status);
+  timeline_->Append(e);
+}
+
+bool Plugin::EnsureTimelineLocked(const Config& config, bool rebuild, std::string* warning) {
+  if (timeline_ && !rebuild) return true;
+  Timeline::Options options;
+  options.capacity = config.timeline.capacity;
+  std::string error;
+  std::unique_ptr<Timeline> fresh;
+  if (!config.timeline.file.empty()) {
+    fresh = Timeline::Open(config.timeline.file, options, &error);
+    if (!fresh) *warning = "timeline file " + config.timeline.file + " unusable (" + error + "), using memory";
+  }
+  if (!fresh) fresh = Timeline::Create(options, &error);
+  if (!fresh) return false;
+  if (fresh->previous().found) previous_ = fresh->previous();
+  timeline_ = std::move(fresh);
+  context_.timeline = timeline_.get();
+  return true;
+}
+
+int Plugin::ApplyLocked(const Config& next, std::vector<std::string> warnings) {
+  const bool first = !timeline_;
+  const ConfigDiff diff = first ? ConfigDiff{} : DiffConfigs(config_, next);
+  std::string why;
+  const bool should_run = ShouldRun(next, &why);
+  config_ = next;
+  warnings_ = std::move(warnings);
+  run_reason_ = why;
+  reports_.SetLimits(next.report.max_reports_per_minute, next.report.key_packages);
+
+  if (!should_run) {
+    StopMonitorsLocked(("off: " + why).c_str());
+    watchdog_.Stop();
+    running_ = false;
+    for (size_t i = 0; i < kMonitorCount; ++i) monitor_status_[i] = "off: " + why;
+    return JANKPROBE_OK;
+  }
+
+  const bool rebuild = !first && diff.timeline_changed;
+  if (rebuild) StopMonitorsLocked("off: timeline rebuilt");  // they hold the old ring
+  std::string warning;
+  if (!EnsureTimelineLocked(next, rebuild, &warning)) {
+    running_ = false;
+    return Fail(JANKPROBE_ERR_IO, "cannot allocate the timeline");
+  }
+  if (!warning.empty()) warnings_.push_back(warning);
+  context_.watchdog = &watchdog_;
+  context_.reports = &reports_;
+  context_.main_tid = main_tid_;
+  if (!watchdog_.running()) {
+    std::string error;
+    watchdog_.SetStackCapture(capture_fn_, capture_ctx_);
+    if (!watchdog_.Start(&error)) {
+      running_ = false;
+      return Fail(JANKPROBE_ERR_MONITOR, "watchdog thread: " + error);
+    }
+  }
+  running_ = true;
+
+  std::string failures;
+  for (size_t i = 0; i < kMonitorCount; ++i) {
+    const Monitor m = static_cast<Monitor>(i);
+    const bool want = MonitorActive(next, m);
+    std::unique_ptr<MonitorImpl>& running = monitors_[i];
+    if (running && !want) {
+      running->Stop();
+      running.reset();
+      MarkStateLocked(m, "off");
+    } else if (running && want) {
+      if (diff.of(m) == MonitorChange::kRetuned) running->Retune(next);
+    } else if (!running && want) {
+      if (!factories_[i]) {
+        monitor_status_[i] = "unavailable: not built into this library";
+        continue;
+      }
+      std::unique_ptr<MonitorImpl> monitor = factories_[i]();
+      std::string reason;
+      if (monitor && monitor->Start(next, &context_, &reason)) {
+        running = std::move(monitor);
+        MarkStateLocked(m, "on");
+      } else {
+        MarkStateLocked(m, "disabled: " + reason);
+        failures += std::string(failures.empty() ? "" : "; ") + MonitorName(m) + ": " + reason;
+      }
+    } else {
+      monitor_status_[i] = "off";
+    }
+  }
+  if (!failures.empty()) return Fail(JANKPROBE_ERR_MONITOR, "monitors disabled: " + failures);
+  return JANKPROBE_OK;
+}
+
+}  // namespace jp::hook

@@ -1,0 +1,66 @@
+// The process-wide plugin behind jankprobe.h: config, timeline, watchdog, report sink, monitors.
+#ifndef JANKPROBE_HOOK_PLUGIN_H_
+#define JANKPROBE_HOOK_PLUGIN_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hook/config.h"
+#include "hook/monitor.h"
+#include "hook/report_sink.h"
+#include "hook/timeline.h"
+#include "hook/watchdog.h"
+#include "jankprobe/jankprobe.h"
+
+namespace jp::hook {
+
+class Plugin {
+ public:
+  static Plugin& Get();
+  static const std::string& LastError();  // this thread's
+
+  int Start(const char* json);
+  int Configure(const char* json);
+  void Stop();
+  int Export(const char* path, int format);
+  std::string StatusJson();
+
+  void SetListener(ReportListener fn, void* arg);
+  void RegisterFactory(Monitor monitor, MonitorFactory factory);
+  void SetStackCapture(StackCaptureFn fn, void* ctx);
+  void SetMainTid(uint32_t tid);
+  const PluginContext* Context();
+  ReportSink& reports() { return reports_; }
+
+ private:
+  Plugin() = default;
+  static int Fail(int code, std::string why);
+  int ApplyLocked(const Config& next, std::vector<std::string> warnings);
+  bool EnsureTimelineLocked(const Config& config, bool rebuild, std::string* warning);
+  void StopMonitorsLocked(const char* status);
+  void MarkStateLocked(Monitor m, const std::string& status);
+
+  std::mutex mu_;
+  bool started_ = false;
+  bool running_ = false;  // started and this device runs the monitors
+  std::string run_reason_ = "not started";
+  Config config_;
+  std::vector<std::string> warnings_;
+  std::unique_ptr<Timeline> timeline_;
+  RecoveredTimeline previous_;
+  Watchdog watchdog_;
+  ReportSink reports_;
+  PluginContext context_;
+  std::unique_ptr<MonitorImpl> monitors_[kMonitorCount];
+  std::string monitor_status_[kMonitorCount] = {"off", "off", "off", "off"};
+  MonitorFactory factories_[kMonitorCount] = {};
+  StackCaptureFn capture_fn_ = nullptr;
+  void* capture_ctx_ = nullptr;
+  uint32_t main_tid_ = 0;
+};
+
+}  // namespace jp::hook
+
+#endif  // JANKPROBE_HOOK_PLUGIN_H_

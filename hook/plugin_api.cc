@@ -1,0 +1,34 @@
+// The C API of jankprobe.h, and the C++ registration hooks of monitor.h, over the Plugin singleton.
+#include "hook/plugin.h"
+#include "jankprobe/jankprobe.h"
+
+namespace jp::hook {
+
+void RegisterMonitorFactory(Monitor monitor, MonitorFactory factory) {
+  Plugin::Get().RegisterFactory(monitor, factory);
+}
+void SetStackCaptureHook(StackCaptureFn fn, void* ctx) { Plugin::Get().SetStackCapture(fn, ctx); }
+void SetMainThreadTid(uint32_t tid) { Plugin::Get().SetMainTid(tid); }
+const PluginContext* CurrentPluginContext() { return Plugin::Get().Context(); }
+
+}  // namespace jp::hook
+
+using jp::hook::Plugin;
+
+extern "C" {
+
+JP_EXPORT int jankprobe_start(const char* config_json) { return Plugin::Get().Start(config_json); }
+JP_EXPORT int jankprobe_configure(const char* config_json) { return Plugin::Get().Configure(config_json); }
+JP_EXPORT void jankprobe_stop(void) { Plugin::Get().Stop(); }
+JP_EXPORT int jankprobe_export(const char* path, int format) { return Plugin::Get().Export(path, format); }
+JP_EXPORT const char* jankprobe_last_error(void) { return Plugin::LastError().c_str(); }
+JP_EXPORT void jankprobe_set_report_listener(void (*fn)(const char*, void*), void* arg) {
+  Plugin::Get().SetListener(fn, arg);
+}
+JP_EXPORT const char* jankprobe_status(void) {
+  static thread_local std::string status;
+  status = Plugin::Get().StatusJson();
+  return status.c_str();
+}
+
+}  // extern "C"

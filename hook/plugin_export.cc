@@ -1,0 +1,143 @@
+// Export and status of the running (or stopped) plugin.
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "hook/chrome_trace_exporter.h"
+#include "hook/plugin.h"
+
+namespace jp::hook {
+namespace {
+
+std::string ProcessName() {
+  std::ifstream in("/proc/self/cmdline");
+  std::string name;
+  std::getline(in, name, '\0');
+  return name.empty() ? "app" : name;
+}
+
+}  // namespace
+
+int Plugin::Export(const char* path, int format) {
+  if (!path || !*path) return Fail(JANKPROBE_ERR_INVALID_ARG, "export path is empty");
+  std::string error;
+  if (format == JANKPROBE_EXPORT_JSONL) {
+    if (!WriteJsonLines(path, reports_.Kept(), &error)) return Fail(JANKPROBE_ERR_IO, error);
+    return JANKPROBE_OK;
+  }
+  if (format != JANKPROBE_EXPORT_CHROME_TRACE) {
+    return Fail(JANKPROBE_ERR_INVALID_ARG, "unknown export format " + std::to_string(format) +
+                                               " (1 = Chrome trace, 2 = JSON Lines)");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!timeline_) return Fail(JANKPROBE_ERR_STATE, "nothing to export: the plugin never ran on this device");
+  TimelineRead live = timeline_->Snapshot();
+  std::vector<TraceProcess> processes;
+  TraceProcess current;
+  current.pid = static_cast<int32_t>(getpid());
+  current.name = ProcessName() + " (jankprobe)";
+  current.events = &live.events;
+  current.strings = &timeline_->strings();
+  current.time_origin_ns = timeline_->start_monotonic_ns();
+  for (const Event& e : live.events) current.threads.emplace(e.tid, "thread " + std::to_string(e.tid));
+  current.threads[main_tid_] = "main";
+  if (watchdog_.thread_tid() != 0) current.threads[static_cast<uint32_t>(watchdog_.thread_tid())] = "jankprobe watchdog";
+  processes.push_back(std::move(current));
+  if (previous_.valid && !previous_.events.empty()) {
+    TraceProcess prev;
+    // A previous run may have had our pid; keep the tracks apart.
+    prev.pid = previous_.pid == processes[0].pid ? previous_.pid + 1 : previous_.pid;
+    prev.name = "previous run (recovered after kill): pid " + std::to_string(previous_.pid);
+    prev.events = &previous_.events;
+    prev.recovered = &previous_;
+    prev.time_origin_ns = previous_.start_monotonic_ns;
+    for (const Event& e : previous_.events) prev.threads.emplace(e.tid, "thread " + std::to_string(e.tid));
+    processes.push_back(std::move(prev));
+  }
+  std::vector<TraceReport> reports;
+  for (const std::string& json : reports_.Kept()) {
+    rapidjson::Document d;
+    if (d.Parse(json.data(), json.size()).HasParseError() || !d.IsObject()) continue;
+    TraceReport r;
+    r.json = json;
+    if (d.HasMember("ts_ns") && d["ts_ns"].IsUint64()) r.ts_ns = d["ts_ns"].GetUint64();
+    if (d.HasMember("type") && d["type"].IsString()) r.type = d["type"].GetString();
+    if (r.ts_ns < processes[0].time_origin_ns) r.ts_ns = processes[0].time_origin_ns;
+    reports.push_back(std::move(r));
+  }
+  if (!WriteChromeTrace(path, processes, reports, processes[0].pid, main_tid_, &error)) {
+    return Fail(JANKPROBE_ERR_IO, error);
+  }
+  return JANKPROBE_OK;
+}
+
+std::string Plugin::StatusJson() {
+  std::lock_guard<std::mutex> lock(mu_);
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.StartObject();
+  w.Key("started");
+  w.Bool(started_);
+  w.Key("running");
+  w.Bool(running_);
+  w.Key("reason");
+  w.String(run_reason_.c_str());
+  w.Key("monitors");
+  w.StartObject();
+  for (size_t i = 0; i < kMonitorCount; ++i) {
+    w.Key(MonitorName(static_cast<Monitor>(i)));
+    w.StartObject();
+    w.Key("state");
+    w.String(monitor_status_[i].c_str());
+    if (monitors_[i]) {
+      std::string extra = monitors_[i]->StatusJson();
+      rapidjson::Document d;
+      if (!d.Parse(extra.c_str()).HasParseError() && d.IsObject()) {
+        w.Key("details");
+        d.Accept(w);
+      }
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  w.Key("warnings");
+  w.StartArray();
+  for (const std::string& s : warnings_) w.String(s.c_str());
+  w.EndArray();
+  w.Key("timeline");
+  w.StartObject();
+  if (timeline_) {
+    w.Key("capacity");
+    w.Uint(timeline_->capacity());
+    w.Key("appended");
+    w.Uint64(timeline_->appended());
+    w.Key("file");
+    w.String(timeline_->path().c_str());
+    w.Key("region_bytes");
+    w.Uint64(timeline_->region_size());
+  }
+  w.Key("previous_run_records");
+  w.Uint64(previous_.valid ? previous_.events.size() : 0);
+  if (previous_.found && !previous_.valid) {
+    w.Key("previous_run_error");
+    w.String(previous_.error.c_str());
+  }
+  w.EndObject();
+  w.Key("reports");
+  w.StartObject();
+  w.Key("submitted");
+  w.Uint64(reports_.submitted());
+  w.Key("rate_limited");
+  w.Uint64(reports_.rate_limited());
+  w.Key("delivery_dropped");
+  w.Uint64(reports_.delivery_dropped());
+  w.EndObject();
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+}  // namespace jp::hook

@@ -1,0 +1,110 @@
+// Report rendering and the two lookups that give a report its meaning: which main-thread records
+// overlap the lag (blocked_by) and which stack frames are the app's own (key frames).
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+
+#include "hook/event_json.h"
+#include "hook/report.h"
+
+namespace jp::hook {
+
+std::vector<BlockedBy> FindBlockedBy(const std::vector<Event>& events, uint32_t main_tid, uint64_t ts_ns,
+                                     uint64_t dur_ns, EventKind own_kind, size_t limit) {
+  std::vector<BlockedBy> out;
+  const uint64_t end = ts_ns + dur_ns;
+  for (const Event& e : events) {
+    if (e.tid != main_tid || e.dur_ns == 0) continue;  // instants hold nothing
+    if (e.kind == own_kind && e.ts_ns == ts_ns) continue;
+    const uint64_t e_end = e.ts_ns + e.dur_ns;
+    const uint64_t lo = std::max(ts_ns, e.ts_ns);
+    const uint64_t hi = std::min(end, e_end);
+    if (hi <= lo) continue;
+    out.push_back({e, hi - lo});
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const BlockedBy& a, const BlockedBy& b) { return a.overlap_ns > b.overlap_ns; });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+bool IsKeyFrame(std::string_view frame, const std::vector<std::string>& key_packages) {
+  // Java stack frames come as "at com.example.Foo.bar(Foo.java:12)" (Throwable.toString style) or bare.
+  while (!frame.empty() && (frame.front() == ' ' || frame.front() == '\t')) frame.remove_prefix(1);
+  if (frame.substr(0, 3) == "at ") frame.remove_prefix(3);
+  for (const std::string& prefix : key_packages) {
+    if (!prefix.empty() && frame.substr(0, prefix.size()) == prefix) return true;
+  }
+  return false;
+}
+
+std::string RenderReportJson(const Report& report, uint64_t seq, const std::vector<BlockedBy>& blocked_by,
+                             const StringTable& strings, const std::vector<std::string>& key_packages) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  auto str = [&w](const std::string& s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); };
+  w.StartObject();
+  w.Key("type");
+  str(report.type);
+  w.Key("monitor");
+  str(report.monitor);
+  w.Key("seq");
+  w.Uint64(seq);
+  w.Key("ts_ns");
+  w.Uint64(report.ts_ns);
+  w.Key("dur_ms");
+  w.Double(static_cast<double>(report.dur_ns) / 1e6);
+  for (const ReportField& f : report.fields) {
+    w.Key(f.key.data(), static_cast<rapidjson::SizeType>(f.key.size()));
+    switch (f.type) {
+      case ReportField::Type::kInt: w.Int64(f.i); break;
+      case ReportField::Type::kDouble: w.Double(f.d); break;
+      case ReportField::Type::kString: str(f.s); break;
+      case ReportField::Type::kBool: w.Bool(f.i != 0); break;
+      case ReportField::Type::kRawJson: {
+        // Embedded only if it parses: a monitor bug must not produce an unreadable report line.
+        rapidjson::Document d;
+        if (d.Parse(f.s.data(), f.s.size()).HasParseError()) {
+          w.Null();
+        } else {
+          d.Accept(w);
+        }
+        break;
+      }
+    }
+  }
+  if (!report.stack.empty()) {
+    w.Key("stack_captured_while_stuck");
+    w.Bool(report.stack_captured_while_stuck);
+    w.Key("stack");
+    w.StartArray();
+    const std::string* key_frame = nullptr;
+    for (const std::string& frame : report.stack) {
+      const bool key = IsKeyFrame(frame, key_packages);
+      if (key && !key_frame) key_frame = &frame;
+      w.StartObject();
+      w.Key("frame");
+      str(frame);
+      w.Key("key");
+      w.Bool(key);
+      w.EndObject();
+    }
+    w.EndArray();
+    if (key_frame) {
+      w.Key("key_frame");
+      str(*key_frame);
+    }
+  }
+  w.Key("blocked_by");
+  w.StartArray();
+  for (const BlockedBy& b : blocked_by) {
+    WriteEventObject(w, b.event, strings, static_cast<double>(b.overlap_ns) / 1e6);
+  }
+  w.EndArray();
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+}  // namespace jp::hook

@@ -1,0 +1,143 @@
+#include "hook/report_sink.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "hook/clock.h"
+
+namespace jp::hook {
+
+ReportSink::~ReportSink() { StopDelivery(); }
+
+void ReportSink::SetListener(ReportListener fn, void* arg) {
+  std::lock_guard<std::mutex> lock(mu_);
+  listener_ = fn;
+  listener_arg_ = arg;
+}
+
+void ReportSink::SetLimits(int max_per_minute, std::vector<std::string> key_packages) {
+  std::lock_guard<std::mutex> lock(mu_);
+  max_per_minute_ = max_per_minute;
+  key_packages_ = std::move(key_packages);
+}
+
+bool ReportSink::AllowLocked(const std::string& type, uint64_t now_ns) {
+  std::deque<uint64_t>& times = recent_[type];
+  while (!times.empty() && now_ns - times.front() >= 60 * kNsPerSec) times.pop_front();
+  if (max_per_minute_ > 0 && times.size() >= static_cast<size_t>(max_per_minute_)) return false;
+  times.push_back(now_ns);
+  return true;
+}
+
+bool ReportSink::Submit(const Report& report, const Timeline* timeline, uint32_t main_tid) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!AllowLocked(report.type, MonotonicNs())) {
+      ++rate_limited_;
+      return false;
+    }
+  }
+  // The snapshot and rendering run outside the lock: they are the slow part.
+  std::vector<BlockedBy> blocked;
+  if (timeline) {
+    TimelineRead read = timeline->Snapshot();
+    EventKind own = EventKind::kNone;
+    if (report.monitor == "input") own = EventKind::kInputMotion;
+    blocked = FindBlockedBy(read.events, main_tid, report.ts_ns, report.dur_ns, own, kMaxBlockedBy);
+    if (own == EventKind::kInputMotion) {
+      // A key event's own record is not a culprit either.
+      blocked.erase(std::remove_if(blocked.begin(), blocked.end(),
+                                   [&](const BlockedBy& b) {
+                                     return b.event.kind == EventKind::kInputKey && b.event.ts_ns == report.ts_ns;
+                                   }),
+                    blocked.end());
+    }
+  }
+  static const StringTable kEmptyStrings;
+  std::vector<std::string> key_packages;
+  uint64_t seq;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    key_packages = key_packages_;
+    seq = ++seq_;
+  }
+  std::string json = RenderReportJson(report, seq, blocked, timeline ? timeline->strings() : kEmptyStrings,
+                                      key_packages);
+  std::lock_guard<std::mutex> lock(mu_);
+  kept_.push_back(json);
+  if (kept_.size() > kMaxKept) kept_.pop_front();
+  if (listener_) {
+    if (queue_.size() >= kMaxQueued) {
+      ++delivery_dropped_;
+    } else {
+      queue_.push_back(std::move(json));
+      if (!thread_.joinable()) {
+        stopping_ = false;
+        thread_ = std::thread(&ReportSink::DeliveryLoop, this);
+      }
+      cv_.notify_one();
+    }
+  }
+  return true;
+}
+
+void ReportSink::DeliveryLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty() && stopping_) break;
+    std::string json = std::move(queue_.front());
+    queue_.pop_front();
+    ReportListener fn = listener_;
+    void* arg = listener_arg_;
+    delivering_ = true;
+    lock.unlock();
+    if (fn) fn(json.c_str(), arg);  // app code: never under our lock
+    lock.lock();
+    delivering_ = false;
+    if (queue_.empty()) drained_cv_.notify_all();
+  }
+  drained_cv_.notify_all();
+}
+
+bool ReportSink::Flush(int timeout_ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return drained_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                              [this] { return queue_.empty() && !delivering_; });
+}
+
+void ReportSink::StopDelivery() {
+  std::thread t;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    cv_.notify_all();
+    t = std::move(thread_);
+  }
+  if (!t.joinable()) return;
+  if (t.get_id() == std::this_thread::get_id()) {
+    t.detach();  // the listener itself stopped the plugin: the loop ends after it returns
+  } else {
+    t.join();
+  }
+}
+
+std::vector<std::string> ReportSink::Kept() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::vector<std::string>(kept_.begin(), kept_.end());
+}
+
+uint64_t ReportSink::submitted() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return seq_;
+}
+uint64_t ReportSink::rate_limited() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rate_limited_;
+}
+uint64_t ReportSink::delivery_dropped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return delivery_dropped_;
+}
+
+}  // namespace jp::hook
