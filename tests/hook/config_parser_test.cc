@@ -170,6 +170,28 @@ TEST(ConfigParserTest, WarningsAreCappedWithACount) {
   EXPECT_EQ(r.warnings.back(), "... and " + std::to_string(100 - ConfigLimits::kMaxWarnings) + " more warnings");
 }
 
+// A hostile but well-formed document: 20k members in one object. Accepted (they are just unknown keys),
+// with the warning list still bounded.
+TEST(ConfigParserTest, WideObjectIsAcceptedWithBoundedWarnings) {
+  std::string json = "{\"idle\": {\"lag_ms\": 321}";
+  for (int i = 0; i < 20000; ++i) json += ",\"k" + std::to_string(i) + "\":0";
+  json += "}";
+  ASSERT_LE(json.size(), ConfigLimits::kMaxDocumentBytes);
+  ConfigParseResult r = ParseConfig(json);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config->idle.lag_ms, 321);
+  EXPECT_EQ(r.warnings.size(), ConfigLimits::kMaxWarnings + 1);
+}
+
+TEST(ConfigParserTest, ParseIntoAcceptsNullOutputs) {
+  Config running;
+  running.idle.lag_ms = 777;
+  EXPECT_FALSE(ParseConfigInto("{\"idle\": {\"lag_ms\": -1}}", &running, nullptr, nullptr));
+  EXPECT_EQ(running.idle.lag_ms, 777);
+  EXPECT_TRUE(ParseConfigInto("{\"idle\": {\"lag_ms\": 5}}", &running, nullptr, nullptr));
+  EXPECT_EQ(running.idle.lag_ms, 5);
+}
+
 TEST(ConfigParserTest, SamplingWithoutDeviceIdWarns) {
   ConfigParseResult r = ParseConfig(R"({"sample_rate": 0.5})");
   ASSERT_TRUE(r.ok()) << r.error;
