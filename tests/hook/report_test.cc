@@ -1,0 +1,142 @@
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "hook/report.h"
+#include "hook/report_sink.h"
+
+namespace jp::hook {
+namespace {
+
+Event MakeEvent(EventKind kind, uint32_t tid, uint64_t ts, uint64_t dur, uint16_t name = 0) {
+  Event e;
+  e.kind = kind;
+  e.tid = tid;
+  e.ts_ns = ts;
+  e.dur_ns = dur;
+  e.name = name;
+  return e;
+}
+
+TEST(FindBlockedBy, LongestOverlapFirstOnlyMainThreadAndNoInstants) {
+  std::vector<Event> events = {
+      MakeEvent(EventKind::kLooperMessage, 1, 100, 50),   // overlaps [100,150) with lag [120, 420): 30
+      MakeEvent(EventKind::kIdleHandler, 1, 150, 300),    // overlap [150, 420): 270
+      MakeEvent(EventKind::kLooperMessage, 2, 120, 300),  // other thread: never a culprit
+      MakeEvent(EventKind::kVerdict, 1, 200, 0),          // instant
+      MakeEvent(EventKind::kInputMotion, 1, 120, 300),    // the lagging event itself
+      MakeEvent(EventKind::kLooperMessage, 1, 420, 10),   // starts at the end: no overlap
+  };
+  auto blocked = FindBlockedBy(events, 1, 120, 300, EventKind::kInputMotion, 8);
+  ASSERT_EQ(blocked.size(), 2u);
+  EXPECT_EQ(blocked[0].event.kind, EventKind::kIdleHandler);
+  EXPECT_EQ(blocked[0].overlap_ns, 270u);
+  EXPECT_EQ(blocked[1].event.kind, EventKind::kLooperMessage);
+  EXPECT_EQ(blocked[1].overlap_ns, 30u);
+  EXPECT_EQ(FindBlockedBy(events, 1, 120, 300, EventKind::kInputMotion, 1).size(), 1u);
+}
+
+TEST(IsKeyFrame, MatchesPackagePrefixesWithOrWithoutAt) {
+  std::vector<std::string> pk = {"com.example.", "org.acme.app"};
+  EXPECT_TRUE(IsKeyFrame("at com.example.Feed.bind(Feed.java:12)", pk));
+  EXPECT_TRUE(IsKeyFrame("  org.acme.app.Main.run(Main.java:3)", pk));
+  EXPECT_FALSE(IsKeyFrame("at android.os.Looper.loop(Looper.java:1)", pk));
+  EXPECT_FALSE(IsKeyFrame("at com.examplex.Foo.bar(X.java:1)", {"com.example."}));
+  EXPECT_FALSE(IsKeyFrame("at com.example.A.b()", {}));
+}
+
+TEST(RenderReportJson, CarriesFieldsStackKeyFrameAndBlockedBy) {
+  std::string error;
+  auto timeline = Timeline::Create(Timeline::Options{}, &error);
+  ASSERT_TRUE(timeline) << error;
+  Report r;
+  r.type = "touch_lag";
+  r.monitor = "input";
+  r.ts_ns = 1000;
+  r.dur_ns = 250'000'000;
+  r.fields = {ReportField::Int("seq", 7), ReportField::String("action", "UP"), ReportField::Bool("handled", true),
+              ReportField::Double("handle_ms", 250.5), ReportField::RawJson("extra", "{\"a\":[1,2]}"),
+              ReportField::RawJson("broken", "{not json")};
+  r.stack = {"at android.os.MessageQueue.next(MessageQueue.java:1)", "at com.example.Slow.click(Slow.java:9)"};
+  r.stack_captured_while_stuck = true;
+  Event culprit = MakeEvent(EventKind::kIdleHandler, 1, 900, 300'000'000, timeline->Intern("com.example.Prefetch"));
+  culprit.args[0] = EventArg::Int(timeline->Intern("calls"), 3);
+  std::vector<BlockedBy> blocked = {{culprit, 249'999'900}};
+  std::string json = RenderReportJson(r, 42, blocked, timeline->strings(), {"com.example."});
+  rapidjson::Document d;
+  ASSERT_FALSE(d.Parse(json.c_str()).HasParseError()) << json;
+  EXPECT_STREQ(d["type"].GetString(), "touch_lag");
+  EXPECT_EQ(d["seq"].GetUint64(), 42u);
+  EXPECT_DOUBLE_EQ(d["dur_ms"].GetDouble(), 250.0);
+  EXPECT_EQ(d["seq"].GetInt(), 42);
+  EXPECT_STREQ(d["action"].GetString(), "UP");
+  EXPECT_TRUE(d["handled"].GetBool());
+  EXPECT_EQ(d["extra"]["a"].Size(), 2u);
+  EXPECT_TRUE(d["broken"].IsNull());  // a monitor's bad JSON never breaks the report
+  ASSERT_EQ(d["stack"].Size(), 2u);
+  EXPECT_FALSE(d["stack"][0]["key"].GetBool());
+  EXPECT_TRUE(d["stack"][1]["key"].GetBool());
+  EXPECT_STREQ(d["key_frame"].GetString(), "at com.example.Slow.click(Slow.java:9)");
+  ASSERT_EQ(d["blocked_by"].Size(), 1u);
+  EXPECT_STREQ(d["blocked_by"][0]["kind"].GetString(), "idle.handler");
+  EXPECT_STREQ(d["blocked_by"][0]["name"].GetString(), "com.example.Prefetch");
+  EXPECT_EQ(d["blocked_by"][0]["args"]["calls"].GetInt(), 3);
+  EXPECT_NEAR(d["blocked_by"][0]["overlap_ms"].GetDouble(), 249.9999, 1e-3);
+}
+
+struct Received {
+  std::atomic<int> count{0};
+  std::atomic<bool> on_submit_thread{false};
+  std::thread::id submitter;
+  std::string last;
+};
+
+void Listener(const char* json, void* arg) {
+  auto* r = static_cast<Received*>(arg);
+  if (std::this_thread::get_id() == r->submitter) r->on_submit_thread = true;
+  r->last = json;
+  r->count++;
+}
+
+TEST(ReportSink, DeliversOffTheSubmittingThreadAndRateLimitsPerType) {
+  ReportSink sink;
+  Received received;
+  received.submitter = std::this_thread::get_id();
+  sink.SetListener(Listener, &received);
+  sink.SetLimits(3, {});
+  Report r;
+  r.monitor = "idle";
+  int accepted = 0;
+  for (int i = 0; i < 5; ++i) {
+    r.type = "idle_lag";
+    accepted += sink.Submit(r, nullptr, 1);
+  }
+  r.type = "touch_lag";
+  accepted += sink.Submit(r, nullptr, 1);
+  EXPECT_EQ(accepted, 4);  // 3 idle_lag + 1 touch_lag
+  EXPECT_EQ(sink.rate_limited(), 2u);
+  ASSERT_TRUE(sink.Flush(5000));
+  EXPECT_EQ(received.count.load(), 4);
+  EXPECT_FALSE(received.on_submit_thread.load());
+  EXPECT_EQ(sink.Kept().size(), 4u);
+  sink.StopDelivery();
+}
+
+TEST(ReportSink, KeepsABoundedHistory) {
+  ReportSink sink;
+  sink.SetLimits(0, {});  // 0 = no rate limit
+  Report r;
+  r.type = "x";
+  for (size_t i = 0; i < ReportSink::kMaxKept + 10; ++i) sink.Submit(r, nullptr, 1);
+  auto kept = sink.Kept();
+  ASSERT_EQ(kept.size(), ReportSink::kMaxKept);
+  rapidjson::Document first;
+  first.Parse(kept.front().c_str());
+  EXPECT_EQ(first["seq"].GetUint64(), 11u);  // the 10 oldest were dropped
+}
+
+}  // namespace
+}  // namespace jp::hook
