@@ -60,9 +60,16 @@ uint16_t StringTable::Probe(std::string_view s, uint32_t hash, bool insert) noex
       if (!insert) return kNone;
       if (my_ref == 0) {
         if (Load(s_.used) >= uint64_t{s_.slot_count} * 7 / 8) break;  // keep probe chains short
-        uint64_t need = s.size() + 2;                                // length byte, text, NUL
-        uint64_t offset = __atomic_fetch_add(s_.arena_used, need, __ATOMIC_RELAXED);
-        if (offset + need > s_.arena_bytes) break;  // arena exhausted (the bump stays past the end)
+        // Reserve length byte, text and NUL with a CAS (not fetch_add), so a string that does not fit
+        // leaves the rest of the arena to shorter ones.
+        const uint64_t need = s.size() + 2;
+        uint64_t offset = Load(s_.arena_used);
+        bool fits;
+        do {
+          fits = offset + need <= s_.arena_bytes;
+        } while (fits && !__atomic_compare_exchange_n(s_.arena_used, &offset, offset + need, true,
+                                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+        if (!fits) break;
         s_.arena[offset] = static_cast<char>(s.size());
         memcpy(s_.arena + offset + 1, s.data(), s.size());
         s_.arena[offset + 1 + s.size()] = '\0';

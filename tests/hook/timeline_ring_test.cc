@@ -1,0 +1,235 @@
+// The in-memory ring: round trips, wrap-around accounting, cursor reads, torn/in-flight slots, and
+// several producers against a concurrent reader with exact counts.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "hook/timeline.h"
+#include "hook/timeline_layout.h"
+
+namespace jp::hook {
+namespace {
+
+std::unique_ptr<Timeline> MakeTimeline(uint32_t capacity) {
+  Timeline::Options o;
+  o.capacity = capacity;
+  std::string error;
+  auto t = Timeline::Create(o, &error);
+  EXPECT_TRUE(t) << error;
+  return t;
+}
+
+layout::Record* RingOf(Timeline& t) {
+  auto* h = static_cast<layout::Header*>(const_cast<void*>(t.region()));
+  return reinterpret_cast<layout::Record*>(reinterpret_cast<unsigned char*>(h) + h->ring_offset);
+}
+
+// Every field of an event derived from (producer, seq), so a torn or misplaced record cannot pass.
+Event Pattern(uint32_t producer, uint64_t seq) {
+  Event e;
+  e.ts_ns = seq;
+  e.dur_ns = seq * 2654435761u ^ producer;
+  e.tid = producer;
+  e.kind = static_cast<EventKind>(1 + (seq + producer) % (kEventKindCount - 1));
+  e.name = static_cast<uint16_t>(1 + (seq * 7 + producer) % 1000);
+  e.args[0] = EventArg::Int(static_cast<uint16_t>(producer + 1), static_cast<int64_t>(~seq));
+  e.args[1] = EventArg::Double(static_cast<uint16_t>((seq & 0xFFF) + 1), static_cast<double>(seq) * 0.5);
+  return e;
+}
+
+bool MatchesPattern(const Event& e) {
+  Event want = Pattern(e.tid, e.ts_ns);
+  return e.dur_ns == want.dur_ns && e.kind == want.kind && e.name == want.name &&
+         e.args[0].key == want.args[0].key && e.args[0].type == ArgType::kInt &&
+         e.args[0].bits == want.args[0].bits && e.args[1].key == want.args[1].key &&
+         e.args[1].type == ArgType::kDouble && e.args[1].bits == want.args[1].bits;
+}
+
+TEST(TimelineRing, RoundTripsEveryField) {
+  auto t = MakeTimeline(64);
+  uint16_t name = t->Intern("com.example.Prefetch");
+  uint16_t key = t->Intern("what");
+  Event e;
+  e.ts_ns = 123456789012345ull;
+  e.dur_ns = 870000000ull;
+  e.tid = 4242;
+  e.kind = EventKind::kIdleHandler;
+  e.name = name;
+  e.args[0] = EventArg::String(key, t->Intern("prefetch"));
+  e.args[1] = EventArg::Double(t->Intern("ratio"), -2.75);
+  EXPECT_EQ(t->Append(e), 0u);
+  e.args[0] = EventArg::Int(key, -5);
+  e.args[1] = EventArg();
+  EXPECT_EQ(t->Append(e), 1u);
+
+  TimelineRead r = t->Snapshot();
+  ASSERT_EQ(r.events.size(), 2u);
+  EXPECT_EQ(r.lost, 0u);
+  EXPECT_EQ(r.next_ticket, 2u);
+  const Event& a = r.events[0];
+  EXPECT_EQ(a.ticket, 0u);
+  EXPECT_EQ(a.ts_ns, 123456789012345ull);
+  EXPECT_EQ(a.dur_ns, 870000000ull);
+  EXPECT_EQ(a.tid, 4242u);
+  EXPECT_EQ(a.kind, EventKind::kIdleHandler);
+  EXPECT_EQ(t->strings().Lookup(a.name), "com.example.Prefetch");
+  EXPECT_EQ(a.args[0].type, ArgType::kString);
+  EXPECT_EQ(t->strings().Lookup(a.args[0].key), "what");
+  EXPECT_EQ(t->strings().Lookup(a.args[0].as_string()), "prefetch");
+  EXPECT_EQ(a.args[1].type, ArgType::kDouble);
+  EXPECT_EQ(a.args[1].as_double(), -2.75);
+  const Event& b = r.events[1];
+  EXPECT_EQ(b.ticket, 1u);
+  EXPECT_EQ(b.args[0].type, ArgType::kInt);
+  EXPECT_EQ(b.args[0].as_int(), -5);
+  EXPECT_EQ(b.args[1].type, ArgType::kNone);
+  EXPECT_STREQ(EventKindName(b.kind), "idle.handler");
+}
+
+TEST(TimelineRing, WrapOverwritesOldestAndCountsThemLost) {
+  auto t = MakeTimeline(16);
+  for (uint64_t i = 0; i < 40; ++i) t->Append(Pattern(1, i));
+  EXPECT_EQ(t->appended(), 40u);
+  TimelineRead r = t->Snapshot();
+  ASSERT_EQ(r.events.size(), 16u);
+  EXPECT_EQ(r.lost, 24u);
+  EXPECT_EQ(r.next_ticket, 40u);
+  for (size_t i = 0; i < r.events.size(); ++i) {
+    EXPECT_EQ(r.events[i].ticket, 24 + i);
+    EXPECT_EQ(r.events[i].ts_ns, 24 + i);
+    EXPECT_TRUE(MatchesPattern(r.events[i]));
+  }
+}
+
+TEST(TimelineRing, CursorReadsReturnOnlyNewRecords) {
+  auto t = MakeTimeline(16);
+  for (uint64_t i = 0; i < 5; ++i) t->Append(Pattern(1, i));
+  TimelineRead first = t->Read(0);
+  EXPECT_EQ(first.events.size(), 5u);
+  for (uint64_t i = 5; i < 12; ++i) t->Append(Pattern(1, i));
+  TimelineRead second = t->Read(first.next_ticket);
+  ASSERT_EQ(second.events.size(), 7u);
+  EXPECT_EQ(second.events.front().ticket, 5u);
+  EXPECT_EQ(second.lost, 0u);
+  // A reader that fell a lap behind gets what is left and an exact loss count.
+  for (uint64_t i = 12; i < 50; ++i) t->Append(Pattern(1, i));
+  TimelineRead third = t->Read(second.next_ticket);
+  EXPECT_EQ(third.events.size(), 16u);
+  EXPECT_EQ(third.lost, 50u - 12u - 16u);
+  EXPECT_EQ(third.events.front().ticket, 34u);
+  EXPECT_EQ(t->Read(third.next_ticket).events.size(), 0u);
+}
+
+TEST(TimelineRing, RejectsBadOptionsWithAReason) {
+  Timeline::Options o;
+  o.capacity = 1000;
+  std::string error;
+  EXPECT_FALSE(Timeline::Create(o, &error));
+  EXPECT_NE(error.find("power of two"), std::string::npos) << error;
+  o.capacity = 1024;
+  o.intern_slots = 100;
+  EXPECT_FALSE(Timeline::Create(o, &error));
+  EXPECT_NE(error.find("string table"), std::string::npos) << error;
+}
+
+TEST(TimelineRing, CorruptedSlotIsCountedTornNotReturned) {
+  auto t = MakeTimeline(16);
+  for (uint64_t i = 0; i < 10; ++i) t->Append(Pattern(1, i));
+  RingOf(*t)[4].dur_ns ^= 1;  // what two lapping writers interleaving would leave: data not matching the sum
+  TimelineRead r = t->Snapshot();
+  EXPECT_EQ(r.events.size(), 9u);
+  EXPECT_EQ(r.torn, 1u);
+  EXPECT_EQ(r.lost, 1u);
+  for (const Event& e : r.events) {
+    EXPECT_NE(e.ticket, 4u);
+    EXPECT_TRUE(MatchesPattern(e));
+  }
+}
+
+TEST(TimelineRing, ReadStopsBeforeAnUncommittedTicket) {
+  auto t = MakeTimeline(16);
+  for (uint64_t i = 0; i < 10; ++i) t->Append(Pattern(1, i));
+  layout::Record& r6 = RingOf(*t)[6];
+  const uint64_t committed = r6.seq;
+  r6.seq = 2 * 6 + 1;  // as if the writer of ticket 6 were between its claim and its commit
+  TimelineRead r = t->Snapshot();
+  EXPECT_EQ(r.events.size(), 6u);
+  EXPECT_EQ(r.next_ticket, 6u);
+  EXPECT_EQ(r.lost, 0u);
+  r6.seq = committed;  // the writer commits: the next read resumes at ticket 6
+  TimelineRead rest = t->Read(r.next_ticket);
+  ASSERT_EQ(rest.events.size(), 4u);
+  EXPECT_EQ(rest.events.front().ticket, 6u);
+}
+
+// Several producers, one reader reading as they go. Every record read must be intact, each producer's
+// records must come back in its own order, and appended == read + lost exactly.
+void RunProducersAgainstReader(uint32_t capacity, int producers, uint64_t per_producer) {
+  auto t = MakeTimeline(capacity);
+  std::atomic<int> running{producers};
+  std::vector<std::thread> threads;
+  for (int p = 0; p < producers; ++p) {
+    threads.emplace_back([&, p] {
+      for (uint64_t i = 0; i < per_producer; ++i) t->Append(Pattern(static_cast<uint32_t>(p + 1), i));
+      running.fetch_sub(1);
+    });
+  }
+  uint64_t cursor = 0, read = 0, lost = 0, snapshots = 0;
+  std::vector<int64_t> last_seq(producers + 1, -1);
+  std::vector<uint64_t> per_producer_read(producers + 1, 0);
+  auto consume = [&](const TimelineRead& r) {
+    uint64_t prev_ticket = 0;
+    for (size_t i = 0; i < r.events.size(); ++i) {
+      const Event& e = r.events[i];
+      ASSERT_TRUE(MatchesPattern(e)) << "torn record at ticket " << e.ticket;
+      ASSERT_GE(e.tid, 1u);
+      ASSERT_LE(e.tid, static_cast<uint32_t>(producers));
+      if (i > 0) {
+        ASSERT_GT(e.ticket, prev_ticket);
+      }
+      prev_ticket = e.ticket;
+      ASSERT_GT(static_cast<int64_t>(e.ts_ns), last_seq[e.tid]) << "producer order broken";
+      last_seq[e.tid] = static_cast<int64_t>(e.ts_ns);
+      ++per_producer_read[e.tid];
+    }
+    read += r.events.size();
+    lost += r.lost;
+    cursor = r.next_ticket;
+  };
+  while (running.load() > 0) {
+    consume(t->Read(cursor));
+    // A full snapshot now and then, taken while writers run: it must be consistent on its own.
+    if (++snapshots % 16 == 0) {
+      TimelineRead s = t->Snapshot();
+      for (size_t i = 0; i < s.events.size(); ++i) {
+        ASSERT_TRUE(MatchesPattern(s.events[i]));
+        if (i > 0) {
+          ASSERT_GT(s.events[i].ticket, s.events[i - 1].ticket);
+        }
+      }
+      EXPECT_LE(s.events.size(), capacity);
+    }
+    if (::testing::Test::HasFatalFailure()) break;
+  }
+  for (auto& th : threads) th.join();
+  consume(t->Read(cursor));
+  const uint64_t appended = uint64_t(producers) * per_producer;
+  EXPECT_EQ(t->appended(), appended);
+  EXPECT_EQ(cursor, appended);
+  EXPECT_EQ(read + lost, appended) << "read " << read << " lost " << lost;
+  // After the writers stopped, the whole last ring is readable.
+  TimelineRead last = t->Snapshot();
+  EXPECT_EQ(last.events.size(), capacity);
+  EXPECT_EQ(last.lost, appended - capacity);
+  uint64_t sum = 0;
+  for (int p = 1; p <= producers; ++p) sum += per_producer_read[p];
+  EXPECT_EQ(sum, read);
+}
+
+TEST(TimelineRing, ProducersAndReaderSmallRingHeavyLoss) { RunProducersAgainstReader(64, 3, 1000000); }
+TEST(TimelineRing, ProducersAndReaderDefaultRing) { RunProducersAgainstReader(8192, 2, 1000000); }
+
+}  // namespace
+}  // namespace jp::hook

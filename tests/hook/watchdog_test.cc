@@ -1,0 +1,410 @@
+// The watchdog thread: deadline accuracy against the clock, disarm races, periodic counts over a measured
+// interval, idleness (no wakeups), clean stop, stack capture hook.
+#include "hook/watchdog.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hook/clock.h"
+
+namespace jp::hook {
+namespace {
+
+constexpr uint64_t kTolerance = 20 * kNsPerMs;  // scheduling slack allowed between deadline and callback
+
+// Counts events and lets the test wait (with a generous cap) until enough happened.
+class Counter {
+ public:
+  void Add() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++n_;
+    cv_.notify_all();
+  }
+  bool WaitFor(int n, int seconds = 10) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(seconds), [&] { return n_ >= n; });
+  }
+  int value() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return n_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int n_ = 0;
+};
+
+struct FireLog {
+  static constexpr int kMax = 1024;
+  std::atomic<uint64_t> fired_ns[kMax] = {};
+  std::atomic<int> fire_count[kMax] = {};
+  Counter counter;
+};
+
+void RecordFire(const DeadlineFired& f, void* arg) {
+  auto* log = static_cast<FireLog*>(arg);
+  log->fired_ns[f.id].store(MonotonicNs());
+  log->fire_count[f.id].fetch_add(1);
+  log->counter.Add();
+}
+
+uint64_t VoluntarySwitches(pid_t tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stoull(line.substr(24));
+  }
+  return UINT64_MAX;
+}
+
+bool TaskExists(pid_t tid) {
+  struct stat st;
+  return stat(("/proc/self/task/" + std::to_string(tid)).c_str(), &st) == 0;
+}
+
+TEST(Watchdog, DeadlinesFireWithinToleranceOfTheirTime) {
+  Watchdog w;
+  std::string error;
+  ASSERT_TRUE(w.Start(&error)) << error;
+  FireLog log;
+  std::mt19937 rng(7);
+  constexpr int kCount = 40;
+  uint64_t deadlines[kCount];
+  const uint64_t now = MonotonicNs();
+  for (int i = 0; i < kCount; ++i) {
+    deadlines[i] = now + (5 + rng() % 150) * kNsPerMs;
+    ASSERT_TRUE(w.Arm(i, deadlines[i], RecordFire, &log));
+  }
+  ASSERT_TRUE(log.counter.WaitFor(kCount));
+  for (int i = 0; i < kCount; ++i) {
+    const uint64_t fired = log.fired_ns[i].load();
+    EXPECT_GE(fired, deadlines[i]) << "deadline " << i << " fired early";
+    EXPECT_LE(fired - deadlines[i], kTolerance) << "deadline " << i << " late by " << (fired - deadlines[i]) << " ns";
+    EXPECT_EQ(log.fire_count[i].load(), 1);
+  }
+  EXPECT_EQ(w.stats().deadlines_fired, uint64_t{kCount});
+}
+
+TEST(Watchdog, DeadlineInThePastFiresPromptly) {
+  Watchdog w;
+  ASSERT_TRUE(w.Start(nullptr));
+  FireLog log;
+  const uint64_t armed = MonotonicNs();
+  ASSERT_TRUE(w.Arm(1, armed - kNsPerMs, RecordFire, &log));
+  ASSERT_TRUE(log.counter.WaitFor(1));
+  EXPECT_LE(log.fired_ns[1].load() - armed, kTolerance);
+}
+
+TEST(Watchdog, DisarmedDeadlinesNeverFire) {
+  Watchdog w;
+  ASSERT_TRUE(w.Start(nullptr));
+  FireLog log;
+  const uint64_t now = MonotonicNs();
+  constexpr int kCount = 40;
+  for (int i = 0; i < kCount; ++i) ASSERT_TRUE(w.Arm(i, now + (20 + i) * kNsPerMs, RecordFire, &log));
+  for (int i = 0; i < kCount; i += 2) EXPECT_TRUE(w.Disarm(i)) << i;
+  EXPECT_FALSE(w.Disarm(1000));  // never armed
+  // A sentinel after all of them: once it fired, every armed deadline had its chance.
+  ASSERT_TRUE(w.Arm(kCount, now + (20 + kCount + 30) * kNsPerMs, RecordFire, &log));
+  ASSERT_TRUE(log.counter.WaitFor(kCount / 2 + 1));
+  ASSERT_EQ(log.fire_count[kCount].load(), 1);
+  for (int i = 0; i < kCount; ++i) EXPECT_EQ(log.fire_count[i].load(), i % 2) << "deadline " << i;
+  EXPECT_FALSE(w.Disarm(1)) << "disarming after the fire reports it";
+}
+
+TEST(Watchdog, ArmAndDisarmRaceFromManyThreadsExactlyOnce) {
+  Watchdog w;
+  ASSERT_TRUE(w.Start(nullptr));
+  FireLog log;
+  constexpr int kThreads = 3, kPerThread = 300;
+  std::atomic<int> expected_fires{0};
+  std::vector<std::atomic<int>> disarmed(kThreads * kPerThread);
+  std::vector<std::thread> threads;
+  for (int th = 0; th < kThreads; ++th) {
+    threads.emplace_back([&, th] {
+      std::mt19937 rng(th);
+      for (int k = 0; k < kPerThread; ++k) {
+        const uint64_t id = th * kPerThread + k;
+        while (!w.Arm(id, MonotonicNs() + (rng() % 4000) * 1000, RecordFire, &log)) std::this_thread::yield();
+        if (rng() % 2) {
+          std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
+          if (w.Disarm(id)) {
+            disarmed[id] = 1;
+            continue;
+          }
+        }
+        expected_fires.fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_TRUE(log.counter.WaitFor(expected_fires.load()));
+  // Give a wrongly-surviving disarmed entry the time to fire anyway (all deadlines were < 4 ms out).
+  FireLog tail;
+  ASSERT_TRUE(w.Arm(FireLog::kMax - 1, MonotonicNs() + 10 * kNsPerMs, RecordFire, &tail));
+  ASSERT_TRUE(tail.counter.WaitFor(1));
+  for (int id = 0; id < kThreads * kPerThread; ++id) {
+    EXPECT_EQ(log.fire_count[id].load(), disarmed[id] ? 0 : 1) << "id " << id;
+  }
+}
+
+struct Chain {
+  Watchdog* w;
+  int remaining;
+  Counter done;
+};
+
+void ReArm(const DeadlineFired& f, void* arg) {
+  auto* c = static_cast<Chain*>(arg);
+  if (--c->remaining > 0) {
+    EXPECT_TRUE(c->w->Arm(f.id, MonotonicNs() + kNsPerMs, ReArm, c));  // from inside a callback
+  } else {
+    c->done.Add();
+  }
+}
+
+TEST(Watchdog, CallbacksCanArmAgain) {
+  Watchdog w;
+  ASSERT_TRUE(w.Start(nullptr));
+  Chain chain{&w, 20, {}};
+  ASSERT_TRUE(w.Arm(5, MonotonicNs(), ReArm, &chain));
+  ASSERT_TRUE(chain.done.WaitFor(1));
+  EXPECT_EQ(w.stats().deadlines_fired, 20u);
+}
+
+struct PeriodicLog {
+  static constexpr int kMax = 256;
+  std::atomic<int> runs{0};
+  uint64_t at[kMax] = {};
+  Counter counter;
+};
+
+void RecordRun(uint64_t now, void* arg) {
+  auto* log = static_cast<PeriodicLog*>(arg);
+  int n = log->runs.load();
+  if (n < PeriodicLog::kMax) log->at[n] = MonotonicNs();
+  log->runs.store(n + 1);
+  log->counter.Add();
+}
+
+TEST(Watchdog, PeriodicChecksRunOnTheirGrid) {
+  Watchdog w;
+  ASSERT_TRUE(w.Start(nullptr));
+  PeriodicLog log;
+  const uint64_t period = 10 * kNsPerMs;
+  const uint64_t before = MonotonicNs();
+  const int handle = w.AddPeriodic(period, RecordRun, &log);
+  const uint64_t after = MonotonicNs();
+  ASSERT_GE(handle, 0);
+  ASSERT_TRUE(log.counter.WaitFor(25));
+  const uint64_t removed_at = MonotonicNs();
+  ASSERT_TRUE(w.RemovePeriodic(handle));
+  const int runs = log.runs.load();
+  // Run k (1-based) is due at add + k * period; it may be late by the tolerance, never early, and lateness
+  // does not accumulate (the grid is fixed).
+  for (int k = 1; k <= runs && k <= PeriodicLog::kMax; ++k) {
+    EXPECT_GE(log.at[k - 1], before + k * period) << "run " << k;
+    EXPECT_LE(log.at[k - 1], after + k * period + kTolerance) << "run " << k;
+  }
+  // Over the measured interval the count is what the period says (the last run may still have been due).
+  const uint64_t due_by_removal = (removed_at - after) / period;
+  EXPECT_GE(uint64_t(runs) + 1, due_by_removal);
+  EXPECT_LE(uint64_t(runs), (removed_at - before) / period);
+  // And nothing runs after removal.
+  FireLog sentinel;
+  ASSERT_TRUE(w.Arm(1, MonotonicNs() + 3 * period, RecordFire, &sentinel));
+  ASSERT_TRUE(sentinel.counter.WaitFor(1));
+  EXPECT_EQ(log.runs.load(), runs);
+}
+
+struct SelfRemoving {
+  Watchdog* w;
+  int handle = -1;
+  std::atomic<int> runs{0};
+  Counter counter;
+};
+
+void RemoveAfterThree(uint64_t, void* arg) {
+  auto* s = static_cast<SelfRemoving*>(arg);
+  if (s->runs.fetch_add(1) + 1 == 3) {
+    EXPECT_TRUE(s->w->RemovePeriodic(s->handle));
+  }
+  s->counter.Add();
+}
+
+TEST(Watchdog, PeriodicCheckCanRemoveItself) {
+  Watchdog w;
+  ASSERT_TRUE(w.Start(nullptr));
+  SelfRemoving s;
+  s.w = &w;
+  s.handle = w.AddPeriodic(2 * kNsPerMs, RemoveAfterThree, &s);
+  ASSERT_GE(s.handle, 0);
+  ASSERT_TRUE(s.counter.WaitFor(3));
+  FireLog sentinel;
+  ASSERT_TRUE(w.Arm(1, MonotonicNs() + 20 * kNsPerMs, RecordFire, &sentinel));
+  ASSERT_TRUE(sentinel.counter.WaitFor(1));
+  EXPECT_EQ(s.runs.load(), 3);
+}
+
+TEST(Watchdog, IdleThreadNeverWakesUp) {
+  Watchdog w;
+  ASSERT_TRUE(w.Start(nullptr));
+  const pid_t tid = w.thread_tid();
+  ASSERT_GT(tid, 0);
+  // Let it reach its sleep: the first pass finds nothing and waits without a timeout.
+  const uint64_t give_up = MonotonicNs() + 5 * kNsPerSec;
+  while (w.stats().loop_iterations < 1 && MonotonicNs() < give_up) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const uint64_t iterations = w.stats().loop_iterations;
+  const uint64_t switches = VoluntarySwitches(tid);
+  ASSERT_NE(switches, UINT64_MAX);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(w.stats().loop_iterations, iterations);
+  EXPECT_EQ(VoluntarySwitches(tid), switches) << "the idle watchdog thread was scheduled";
+
+  // One deadline: a handful of passes, then idle again.
+  FireLog log;
+  ASSERT_TRUE(w.Arm(3, MonotonicNs() + 5 * kNsPerMs, RecordFire, &log));
+  ASSERT_TRUE(log.counter.WaitFor(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const uint64_t after_fire = w.stats().loop_iterations;
+  EXPECT_LE(after_fire - iterations, 4u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(w.stats().loop_iterations, after_fire);
+}
+
+TEST(Watchdog, DeadlinesLaterThanThePlannedWakeNeedNoSyscall) {
+  Watchdog w;
+  ASSERT_TRUE(w.Start(nullptr));
+  FireLog log;
+  ASSERT_TRUE(w.Arm(0, MonotonicNs() + 500 * kNsPerMs, RecordFire, &log));
+  // Wait until the thread sleeps towards that deadline (its pass count settles).
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const uint64_t wakes = w.stats().wake_syscalls;
+  for (int i = 1; i <= 20; ++i) ASSERT_TRUE(w.Arm(i, MonotonicNs() + kNsPerSec + i, RecordFire, &log));
+  EXPECT_EQ(w.stats().wake_syscalls, wakes);
+  for (int i = 0; i <= 20; ++i) EXPECT_TRUE(w.Disarm(i));
+}
+
+TEST(Watchdog, StopWithPendingDeadlinesJoinsAndDropsThem) {
+  Watchdog w;
+  ASSERT_TRUE(w.Start(nullptr));
+  const pid_t tid = w.thread_tid();
+  ASSERT_TRUE(TaskExists(tid));
+  FireLog log;
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(w.Arm(i, MonotonicNs() + 10 * kNsPerSec, RecordFire, &log));
+  EXPECT_TRUE(w.Stop());
+  EXPECT_FALSE(w.running());
+  EXPECT_FALSE(TaskExists(tid)) << "the watchdog thread outlived Stop";
+  EXPECT_EQ(w.stats().dropped_at_stop, 10u);
+  EXPECT_EQ(log.counter.value(), 0);
+  // Restartable, with an empty table.
+  ASSERT_TRUE(w.Start(nullptr));
+  ASSERT_TRUE(w.Arm(1, MonotonicNs(), RecordFire, &log));
+  ASSERT_TRUE(log.counter.WaitFor(1));
+  EXPECT_EQ(log.fire_count[1].load(), 1);
+  EXPECT_EQ(log.fire_count[2].load(), 0);
+}
+
+void TryStop(const DeadlineFired&, void* arg) {
+  auto* w = static_cast<Watchdog*>(arg);
+  EXPECT_FALSE(w->Stop()) << "Stop from the watchdog thread must be refused, not deadlock";
+}
+
+TEST(Watchdog, StopFromACallbackIsRefused) {
+  Watchdog w;
+  ASSERT_TRUE(w.Start(nullptr));
+  ASSERT_TRUE(w.Arm(1, MonotonicNs(), TryStop, &w));
+  const uint64_t give_up = MonotonicNs() + 5 * kNsPerSec;
+  while (w.stats().deadlines_fired < 1 && MonotonicNs() < give_up) std::this_thread::yield();
+  EXPECT_EQ(w.stats().deadlines_fired, 1u);
+  EXPECT_TRUE(w.running());
+}
+
+TEST(Watchdog, FullTableRefusesArmAndCountsIt) {
+  Watchdog w;  // not started: arming before Start is allowed
+  FireLog log;
+  for (int i = 0; i < Watchdog::kMaxDeadlines; ++i) ASSERT_TRUE(w.Arm(i, UINT64_MAX - 1, RecordFire, &log));
+  EXPECT_FALSE(w.Arm(999, UINT64_MAX - 1, RecordFire, &log));
+  EXPECT_EQ(w.stats().arm_failures, 1u);
+  EXPECT_TRUE(w.Disarm(17));
+  EXPECT_TRUE(w.Arm(999, UINT64_MAX - 1, RecordFire, &log));
+}
+
+struct StackLog {
+  std::string text, error;
+  bool ok = false;
+  bool had_stack = false;
+  Counter counter;
+};
+
+void RecordStack(const DeadlineFired& f, void* arg) {
+  auto* log = static_cast<StackLog*>(arg);
+  log->had_stack = f.stack != nullptr;
+  if (f.stack) {
+    log->ok = f.stack->ok;
+    log->text = f.stack->text;
+    log->error = f.stack->error;
+  }
+  log->counter.Add();
+}
+
+long FakeStack(void* ctx, char* buf, size_t cap) {
+  ++*static_cast<int*>(ctx);
+  const char text[] = "at com.example.Prefetch.run(Prefetch.java:42)";
+  snprintf(buf, cap, "%s", text);
+  return static_cast<long>(strlen(text));
+}
+
+long FailingStack(void*, char* buf, size_t cap) {
+  snprintf(buf, cap, "main thread is not attached to the JVM");
+  return -1;
+}
+
+TEST(Watchdog, StackCaptureGoesThroughThePluggedHook) {
+  Watchdog w;
+  ASSERT_TRUE(w.Start(nullptr));
+  StackLog none;
+  ASSERT_TRUE(w.Arm(1, MonotonicNs(), RecordStack, &none, Watchdog::kCaptureStack));
+  ASSERT_TRUE(none.counter.WaitFor(1));
+  EXPECT_TRUE(none.had_stack);
+  EXPECT_FALSE(none.ok);
+  EXPECT_NE(none.error.find("no stack capture hook"), std::string::npos) << none.error;
+
+  int calls = 0;
+  w.SetStackCapture(FakeStack, &calls);
+  StackLog got;
+  ASSERT_TRUE(w.Arm(2, MonotonicNs(), RecordStack, &got, Watchdog::kCaptureStack));
+  ASSERT_TRUE(got.counter.WaitFor(1));
+  EXPECT_TRUE(got.ok);
+  EXPECT_EQ(got.text, "at com.example.Prefetch.run(Prefetch.java:42)");
+  EXPECT_EQ(calls, 1);
+
+  StackLog plain;  // without the flag no capture happens
+  ASSERT_TRUE(w.Arm(3, MonotonicNs(), RecordStack, &plain));
+  ASSERT_TRUE(plain.counter.WaitFor(1));
+  EXPECT_FALSE(plain.had_stack);
+  EXPECT_EQ(calls, 1);
+
+  w.SetStackCapture(FailingStack, nullptr);
+  StackLog failed;
+  ASSERT_TRUE(w.Arm(4, MonotonicNs(), RecordStack, &failed, Watchdog::kCaptureStack));
+  ASSERT_TRUE(failed.counter.WaitFor(1));
+  EXPECT_FALSE(failed.ok);
+  EXPECT_EQ(failed.error, "main thread is not attached to the JVM");
+}
+
+}  // namespace
+}  // namespace jp::hook
