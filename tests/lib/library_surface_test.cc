@@ -1,0 +1,77 @@
+// libjankprobe.so runs inside other people's apps: it may need only libc-level libraries (on Android libc,
+// libdl, liblog) and must export only the public C API and JNI_OnLoad, nothing of its C++ inside.
+#include <fcntl.h>
+#include <gelf.h>
+#include <gtest/gtest.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Surface {
+  std::vector<std::string> needed;
+  std::set<std::string> exported;
+};
+
+Surface ReadSurface(const char* path) {
+  Surface s;
+  elf_version(EV_CURRENT);
+  int fd = open(path, O_RDONLY);
+  EXPECT_GE(fd, 0) << path;
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  EXPECT_NE(elf, nullptr);
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr sh;
+    gelf_getshdr(scn, &sh);
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (sh.sh_type == SHT_DYNAMIC) {
+      for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; ++i) {
+        GElf_Dyn dyn;
+        gelf_getdyn(data, static_cast<int>(i), &dyn);
+        if (dyn.d_tag == DT_NEEDED) s.needed.push_back(elf_strptr(elf, sh.sh_link, dyn.d_un.d_val));
+      }
+    } else if (sh.sh_type == SHT_DYNSYM) {
+      for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; ++i) {
+        GElf_Sym sym;
+        gelf_getsym(data, static_cast<int>(i), &sym);
+        if (sym.st_shndx == SHN_UNDEF || GELF_ST_BIND(sym.st_info) == STB_LOCAL) continue;
+        if (GELF_ST_VISIBILITY(sym.st_other) != STV_DEFAULT) continue;
+        s.exported.insert(elf_strptr(elf, sh.sh_link, sym.st_name));
+      }
+    }
+  }
+  elf_end(elf);
+  close(fd);
+  return s;
+}
+
+TEST(LibrarySurface, DependsOnlyOnLibcLevelLibraries) {
+  if (JP_SANITIZED) GTEST_SKIP() << "sanitizer runtimes are linked in this build";
+  const std::set<std::string> allowed = {"libc.so.6", "libdl.so.2", "libm.so.6", "libpthread.so.0",
+                                         "ld-linux-x86-64.so.2", "libc.so", "libdl.so", "liblog.so", "libm.so"};
+  Surface s = ReadSurface(JP_LIBRARY_PATH);
+  ASSERT_FALSE(s.needed.empty());
+  for (const std::string& n : s.needed) EXPECT_TRUE(allowed.count(n)) << "unexpected dependency " << n;
+}
+
+TEST(LibrarySurface, ExportsOnlyThePublicApi) {
+  Surface s = ReadSurface(JP_LIBRARY_PATH);
+  for (const char* required : {"jankprobe_start", "jankprobe_configure", "jankprobe_stop", "jankprobe_export",
+                               "jankprobe_last_error", "jankprobe_set_report_listener", "jp_plt_hook_install",
+                               "jp_plt_hook_remove", "jp_plt_hook_slot_count", "jp_plt_last_error", "JNI_OnLoad"}) {
+    EXPECT_TRUE(s.exported.count(required)) << required << " is not exported";
+  }
+  for (const std::string& name : s.exported) {
+    const bool ours = name.rfind("jankprobe_", 0) == 0 || name.rfind("jp_plt_", 0) == 0 || name == "JNI_OnLoad";
+    // Sanitizer builds export their runtime's interceptors; only our own names matter there.
+    if (JP_SANITIZED && !ours) continue;
+    EXPECT_TRUE(ours) << "leaks an internal symbol: " << name;
+  }
+}
+
+}  // namespace
