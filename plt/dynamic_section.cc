@@ -2,7 +2,6 @@
 
 #include <elf.h>
 
-#include <cstdio>
 #include <string>
 
 #include "plt/byte_reader.h"
@@ -51,12 +50,6 @@ uint64_t* ValueField(uint64_t tag, DynamicInfo* d) {
 // The decision is taken once, from DT_STRTAB (every dynamic object has one), and applied to every
 // pointer: ld.so rewrites all of them or none.
 enum class PointerMode { kVaddr, kAbsolute };
-
-std::string Hex(uint64_t v) {
-  char buf[24];
-  snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 bool InRange(uint64_t v, uint64_t lo, uint64_t hi) { return v >= lo && v < hi; }
 
@@ -115,15 +108,23 @@ Status ParseDynamic(const SegmentMap& map, const DynamicSource& src, DynamicInfo
   *out = raw;
   if (mode == PointerMode::kAbsolute) {
     out->pointers_were_absolute = true;
+    // glibc rewrites only the tags it uses itself (DT_HASH, DT_STRTAB, DT_SYMTAB, DT_REL(A), DT_JMPREL,
+    // DT_VERSYM, DT_GNU_HASH...) and leaves DT_VERNEED, DT_VERDEF and tags it does not know (Android's)
+    // as they were. So each entry is classified on its own: rebased when it is an address inside the
+    // module, kept when it is a vaddr inside the module, and, when both readings fit, rebased only if
+    // it is one of the tags glibc rewrites.
+    const uint64_t lo = map.min_vaddr(), hi = map.max_vaddr();
     for (uint64_t tag : {uint64_t{DT_STRTAB}, uint64_t{DT_SYMTAB}, uint64_t{DT_HASH}, uint64_t{DT_GNU_HASH},
                          uint64_t{DT_JMPREL}, uint64_t{DT_REL}, uint64_t{DT_RELA}, kDtAndroidRel, kDtAndroidRela,
                          uint64_t{DT_VERSYM}, uint64_t{DT_VERNEED}, uint64_t{DT_VERDEF}}) {
       uint64_t* f = PointerField(tag, out);
       if (*f == 0) continue;
-      if (*f < src.bias) {
-        return Status::Malformed("dynamic tag " + Hex(tag) + " holds an address below the load bias while DT_STRTAB is absolute");
-      }
-      *f -= src.bias;
+      const bool as_vaddr = InRange(*f, lo, hi);
+      const bool as_address = *f >= src.bias && InRange(*f - src.bias, lo, hi);
+      const bool glibc_rewrites = tag != DT_VERNEED && tag != DT_VERDEF && tag != kDtAndroidRel &&
+                                  tag != kDtAndroidRela;
+      if (as_address && (!as_vaddr || glibc_rewrites)) *f -= src.bias;
+      // Neither reading inside the module: left as is, and the table lookup reports it.
     }
   }
   if (out->symtab == 0) return Status::Malformed("no DT_SYMTAB in the dynamic section");
