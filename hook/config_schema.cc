@@ -186,7 +186,7 @@ class ObjectReader {
     return ctx_->Fail(path, "expected one of " + JoinNames(names) + ", got " + DescribeJsonValue(v));
   }
 
-  // A nested block: absent leaves *present false, a non-object is an error.
+  // A nested block: *out is null when absent; anything but an object is an error.
   bool Object(const char* key, const Value** out) {
     const Value* v = Find(key);
     *out = nullptr;
