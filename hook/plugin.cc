@@ -137,7 +137,7 @@ int Plugin::ApplyLocked(const Config& next, std::vector<std::string> warnings) {
   config_ = next;
   warnings_ = std::move(warnings);
   run_reason_ = why;
-  reports_.SetLimits(next.report.max_reports_per_minute, next.report.key_packages);
+  reports_.SetLimits(next.report.max_reports_per_minute, next.report.key_packages, next.report.max_stack_frames);
 
   if (!should_run) {
     StopMonitorsLocked(("off: " + why).c_str());

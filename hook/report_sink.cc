@@ -15,9 +15,10 @@ void ReportSink::SetListener(ReportListener fn, void* arg) {
   listener_arg_ = arg;
 }
 
-void ReportSink::SetLimits(int max_per_minute, std::vector<std::string> key_packages) {
+void ReportSink::SetLimits(int max_per_minute, std::vector<std::string> key_packages, int max_stack_frames) {
   std::lock_guard<std::mutex> lock(mu_);
   max_per_minute_ = max_per_minute;
+  max_stack_frames_ = max_stack_frames;
   key_packages_ = std::move(key_packages);
 }
 
@@ -56,12 +57,22 @@ bool ReportSink::Submit(const Report& report, const Timeline* timeline, uint32_t
   static const StringTable kEmptyStrings;
   std::vector<std::string> key_packages;
   uint64_t seq;
+  size_t max_frames;
   {
     std::lock_guard<std::mutex> lock(mu_);
     key_packages = key_packages_;
     seq = ++seq_;
+    max_frames = max_stack_frames_ > 0 ? static_cast<size_t>(max_stack_frames_) : report.stack.size();
   }
-  std::string json = RenderReportJson(report, seq, blocked, timeline ? timeline->strings() : kEmptyStrings,
+  const Report* to_render = &report;
+  Report trimmed;
+  if (report.stack.size() > max_frames) {  // innermost frames first: those are the ones to keep
+    trimmed = report;
+    trimmed.stack.resize(max_frames);
+    trimmed.fields.push_back(ReportField::Int("stack_frames_dropped", static_cast<int64_t>(report.stack.size() - max_frames)));
+    to_render = &trimmed;
+  }
+  std::string json = RenderReportJson(*to_render, seq, blocked, timeline ? timeline->strings() : kEmptyStrings,
                                       key_packages);
   std::lock_guard<std::mutex> lock(mu_);
   kept_.push_back(json);

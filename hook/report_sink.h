@@ -31,7 +31,8 @@ class ReportSink {
   ReportSink& operator=(const ReportSink&) = delete;
 
   void SetListener(ReportListener fn, void* arg);
-  void SetLimits(int max_per_minute, std::vector<std::string> key_packages);
+  // max_per_minute 0 = unlimited; max_stack_frames 0 = keep all.
+  void SetLimits(int max_per_minute, std::vector<std::string> key_packages, int max_stack_frames = 0);
 
   // Renders and publishes a report. `timeline` (may be null) supplies blocked_by; `main_tid` names the main
   // thread. Returns false when the report was rate-limited (it is then only counted).
@@ -61,6 +62,7 @@ class ReportSink {
   ReportListener listener_ = nullptr;
   void* listener_arg_ = nullptr;
   int max_per_minute_ = 10;
+  int max_stack_frames_ = 0;
   std::vector<std::string> key_packages_;
   std::map<std::string, std::deque<uint64_t>> recent_;  // per type: times of reports in the last minute
   std::deque<std::string> kept_;

@@ -138,5 +138,19 @@ TEST(ReportSink, KeepsABoundedHistory) {
   EXPECT_EQ(first["seq"].GetUint64(), 11u);  // the 10 oldest were dropped
 }
 
+TEST(ReportSink, TrimsStacksToTheFrameLimitKeepingTheInnermost) {
+  ReportSink sink;
+  sink.SetLimits(0, {}, 2);
+  Report r;
+  r.type = "x";
+  r.stack = {"at a.Inner.f()", "at a.Mid.g()", "at a.Outer.h()"};
+  sink.Submit(r, nullptr, 1);
+  rapidjson::Document d;
+  d.Parse(sink.Kept().at(0).c_str());
+  ASSERT_EQ(d["stack"].Size(), 2u);
+  EXPECT_STREQ(d["stack"][0]["frame"].GetString(), "at a.Inner.f()");
+  EXPECT_EQ(d["stack_frames_dropped"].GetInt(), 1);
+}
+
 }  // namespace
 }  // namespace jp::hook
