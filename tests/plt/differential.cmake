@@ -54,6 +54,16 @@ if(TARGET jp_elf_libelf)
       JP_PLAIN_FIXTURE="$<TARGET_FILE:jp_elf_tool_fixture>"
       ${_jp_packed_defs})
     add_dependencies(jankprobe_elf_tool_test jankprobe-elf jp_elf_tool_fixture)
+    if(JP_SANITIZE)
+      # RapidJSON 1.1.0 Document parsing trips UBSan's pointer-overflow (see tools/jankprobe_elf/library.cmake).
+      target_compile_options(jankprobe_elf_tool_test PRIVATE -fno-sanitize=pointer-overflow)
+    endif()
+    # The engine's own fixture libraries (tests/fixtures/plt_fixtures.cmake): lazy/relro/noplt layouts,
+    # versioned, SysV hash, lld APS2, foreign ABIs. --check must pass on every one of them.
+    if(TARGET jp_plt_fixtures AND DEFINED JP_PLT_FIXTURE_DIR)
+      target_compile_definitions(jankprobe_elf_tool_test PRIVATE JP_PLT_FIXTURE_DIR="${JP_PLT_FIXTURE_DIR}")
+      add_dependencies(jankprobe_elf_tool_test jp_plt_fixtures)
+    endif()
     if(JP_LD_LLD)
       add_dependencies(jankprobe_elf_tool_test jp_elf_tool_fixture_lld_packed)
     endif()

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -201,5 +202,26 @@ TEST_F(ToolTest, GoodFilesAreStillReportedNextToABadOne) {
   EXPECT_TRUE(files[0].HasMember("error"));
   EXPECT_TRUE(files[1].HasMember("slots"));
 }
+
+#ifdef JP_PLT_FIXTURE_DIR
+TEST_F(ToolTest, CheckPassesOnEveryEngineFixture) {
+  std::string args = "--check";
+  size_t count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(JP_PLT_FIXTURE_DIR)) {
+    if (entry.path().extension() != ".so") continue;
+    args += " '" + entry.path().string() + "'";
+    ++count;
+  }
+  ASSERT_GE(count, 5u) << "fixture libraries missing from " << JP_PLT_FIXTURE_DIR;
+  ToolRun r = Tool(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  size_t agreed = 0;
+  for (size_t pos = r.out.find("check: engine agrees"); pos != std::string::npos;
+       pos = r.out.find("check: engine agrees", pos + 1)) {
+    ++agreed;
+  }
+  EXPECT_EQ(agreed, count);
+}
+#endif
 
 }  // namespace

@@ -51,6 +51,18 @@ TEST(PltStubDecoderTest, X86_64LazyAndIbtStubs) {
   EXPECT_EQ(stubs[0].section, ".plt");
 }
 
+TEST(PltStubDecoderTest, X86_64Plt0StartsAtItsPush) {
+  const std::vector<uint8_t> bytes = {
+      0xff, 0x35, 0xe2, 0x2f, 0x00, 0x00,  // 0x1000 push [rip+0x2fe2]
+      0xff, 0x25, 0xe4, 0x2f, 0x00, 0x00,  // 0x1006 jmp [rip+0x2fe4] -> 0x100c+0x2fe4 = 0x3ff0
+      0x0f, 0x1f, 0x40, 0x00,              // nop
+  };
+  std::vector<PltStub> stubs = Decode(EM_X86_64, 0x1000, bytes);
+  ASSERT_EQ(stubs.size(), 1u);
+  EXPECT_EQ(stubs[0].stub_vaddr, 0x1000u);
+  EXPECT_EQ(stubs[0].slot_vaddr, 0x3ff0u);
+}
+
 TEST(PltStubDecoderTest, I386PicAndAbsoluteStubs) {
   const std::vector<uint8_t> bytes = {
       0xff, 0xa3, 0x0c, 0x00, 0x00, 0x00,  // 0x2000 jmp [ebx+0xc] -> DT_PLTGOT 0x3000 + 0xc

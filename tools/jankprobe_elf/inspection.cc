@@ -101,8 +101,12 @@ void PrintTable(const Inspection& in, bool run_check, std::FILE* to) {
   }
   for (size_t i : in.unmatched_stubs) {
     const PltStub& p = in.stubs[i];
-    std::fprintf(to, "  PLT stub 0x%" PRIx64 " %s jumps through 0x%" PRIx64 ", which no relocation names (%s)\n",
-                 p.stub_vaddr, p.section.c_str(), p.slot_vaddr, p.instruction.c_str());
+    // GOT[2] (two words past DT_PLTGOT) holds the dynamic linker's lazy-binding entry point.
+    const bool resolver = img.has_pltgot && p.slot_vaddr == img.pltgot + (img.is_64bit ? 16 : 8);
+    std::fprintf(to, "  PLT stub 0x%" PRIx64 " %s jumps through 0x%" PRIx64 ", %s (%s)\n", p.stub_vaddr,
+                 p.section.c_str(), p.slot_vaddr,
+                 resolver ? "the lazy-binding resolver entry (PLT0)" : "which no relocation names",
+                 p.instruction.c_str());
   }
   if (run_check && in.check) {
     const CheckResult& c = *in.check;

@@ -87,9 +87,13 @@ bool DecodeX86(bool is64, bool has_pltgot, uint64_t pltgot, const CodeSection& s
   uint64_t pad_addr = 0;
   uint64_t pad_end = 0;
   Walk(cs, section, 1, [&](const cs_insn* insn) {
-    if (insn->id == X86_INS_ENDBR64 || insn->id == X86_INS_ENDBR32) {
+    // PLT0 pushes the link-map word (push [rip+x] / push [ebx+4]) right before its jump: that push
+    // starts the stub.
+    const bool push_mem = insn->id == X86_INS_PUSH && insn->detail->x86.op_count == 1 &&
+                          insn->detail->x86.operands[0].type == X86_OP_MEM;
+    if (insn->id == X86_INS_ENDBR64 || insn->id == X86_INS_ENDBR32 || push_mem) {
+      if (!(pad_seen && pad_end == insn->address)) pad_addr = insn->address;  // extend a run of prefixes
       pad_seen = true;
-      pad_addr = insn->address;
       pad_end = insn->address + insn->size;
       return;
     }
