@@ -385,11 +385,15 @@ TEST(TimelineFile, SigkillAtRandomMomentsLosesNothingCommitted) {
          static_cast<unsigned long long>(total_checked), static_cast<unsigned long long>(total_recovered),
          static_cast<unsigned long long>(total_torn));
 
-  // The next run takes over the file: it sees the last killed run, then starts fresh.
+  // The next run takes over the file: it sees what the last killed run left, then starts fresh.
+  const RecoveredTimeline last = RecoverPrevious(path);
   std::string error;
   auto t = Timeline::Open(path, SmallOptions(), &error);
   ASSERT_TRUE(t) << error;
-  EXPECT_TRUE(t->previous().found);
+  EXPECT_EQ(t->previous().found, last.found);
+  EXPECT_EQ(t->previous().valid, last.valid);
+  EXPECT_EQ(t->previous().recovered, last.recovered);
+  EXPECT_EQ(t->previous().pid, last.pid);
   EXPECT_EQ(t->appended(), 0u);
 }
 
