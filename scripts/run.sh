@@ -69,7 +69,7 @@ fuzz() {  # libFuzzer over ELF file images, seeded from the fixture libraries
     cp build/fuzz/tests/fixtures/*/*.so "$corpus/" 2>/dev/null || true
     "$target" -max_total_time="${JP_FUZZ_SECONDS:-60}" -rss_limit_mb=2048 -max_len=262144 "$corpus" \
       >"build/fuzz/$name.log" 2>&1 || { tail -40 "build/fuzz/$name.log"; ok=1; }
-    grep -E "^#[0-9]+ +DONE" "build/fuzz/$name.log" | tail -1
+    grep -E "^#[0-9]+[[:space:]]+DONE" "build/fuzz/$name.log" | tail -1
   done
   return $ok
 }
