@@ -3,9 +3,11 @@
 // SIGKILL (or by the low-memory killer, or an ANR kill) can be read back by the next run.
 //
 // Writers (Append) never block, allocate or take a lock and are async-signal-safe: a PLT proxy or a signal
-// handler may append. A writer claims a ticket with one fetch_add on the head, writes its slot
-// (ticket & (capacity-1)) seqlock-style (odd seq, data, checksum, even seq with release) and is done. When
-// the ring is full the oldest records are overwritten; nobody waits for readers.
+// handler may append. A writer claims a ticket with one fetch_add on the head, takes its slot
+// (ticket & (capacity-1)) seqlock-style with a CAS to the odd seq 2t+1, writes data and checksum, and
+// commits with a CAS to 2t+2. The CASes (rather than plain stores) keep a slot's seq growing: a writer
+// preempted for a whole lap can never roll a slot back to its old ticket. When the ring is full the oldest
+// records are overwritten; nobody waits for readers.
 //
 // Readers (Read/Snapshot) run beside the writers without stopping them: they copy a slot, re-check its seq
 // and its checksum, and so never return a torn record. Tickets that were overwritten before the reader
@@ -143,8 +145,12 @@ class Timeline {
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
 
-  // Hot path: returns the ticket. Never blocks, allocates or fails.
+  static constexpr uint64_t kNotCommitted = UINT64_MAX;
+  // Hot path: returns the record's ticket. Never blocks or allocates. Returns kNotCommitted only when this
+  // writer was stalled (preempted) for a whole lap of the ring between claiming and committing, so that
+  // the record would have been overwritten anyway; such drops are counted (dropped()).
   uint64_t Append(const Event& event) noexcept;
+  uint64_t dropped() const noexcept { return layout::LoadRelaxed(&header_->dropped); }
 
   // Records from ticket `from` on (those still in the ring), stopping before the first ticket whose writer
   // has not committed yet. Concurrent appends continue meanwhile.

@@ -15,14 +15,15 @@
 namespace jp::hook::layout {
 
 constexpr char kMagic[8] = {'J', 'P', 'T', 'L', 'R', 'I', 'N', 'G'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 
 // One event, 56 bytes. Every field is a u64 so a reader can copy a record word by word with relaxed atomic
 // loads (a seqlock reader must not use plain loads on data a writer may be changing). 56 rather than 64
 // bytes keeps the default ring (8192 records) plus string table under 512 KB resident; the price is two
 // arguments per record.
 struct Record {
-  uint64_t seq;           // commit marker: 0 never written, 2t+1 while ticket t is written, 2t+2 committed
+  uint64_t seq;           // commit marker: 0 never written, 2t+1 while ticket t is written, 2t+2 committed;
+                          // only ever grows (writers CAS it), so a stalled writer cannot roll a slot back
   uint64_t ts_ns;         // CLOCK_MONOTONIC start of the event
   uint64_t dur_ns;        // 0 for instants
   uint64_t arg_value[2];  // i64, double bits or string id, as arg_key's type says
@@ -57,7 +58,8 @@ struct Header {
   uint8_t pad0[128 - 88];
 
   uint64_t head;  // next ticket (fetch_add by every append); tickets below head - capacity are overwritten
-  uint8_t pad1[192 - 136];
+  uint64_t dropped;  // appends abandoned because a later lap took their slot first (a writer stalled a lap)
+  uint8_t pad1[192 - 144];
 
   uint64_t arena_used;           // bump pointer into the string arena
   uint64_t intern_used;          // published string slots

@@ -32,8 +32,18 @@ uint64_t Timeline::Append(const Event& event) noexcept {
   const uint64_t ticket = __atomic_fetch_add(&header_->head, 1, __ATOMIC_RELAXED);
   layout::Record& r = ring_[ticket & mask_];
   const RecordWords w = EncodeEvent(event, ticket);
+  const uint64_t writing = 2 * ticket + 1;
 
-  layout::StoreRelaxed(&r.seq, 2 * ticket + 1);
+  // Take the slot only forwards. A writer stalled for a whole lap finds a later ticket there and drops its
+  // record instead of rolling the slot back (which would hide the later record and stall readers). A
+  // slot left odd by an older stalled writer is taken over: never waiting is the point.
+  uint64_t seq = layout::LoadRelaxed(&r.seq);
+  do {
+    if (seq >= writing) {
+      __atomic_fetch_add(&header_->dropped, 1, __ATOMIC_RELAXED);
+      return kNotCommitted;
+    }
+  } while (!__atomic_compare_exchange_n(&r.seq, &seq, writing, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
   // Seqlock writer: the odd seq must be visible before any data word, so a reader that saw new data
   // also sees a seq that no longer matches the one it started with.
   __atomic_thread_fence(__ATOMIC_RELEASE);
@@ -43,8 +53,13 @@ uint64_t Timeline::Append(const Event& event) noexcept {
   layout::StoreRelaxed(&r.arg_value[1], w.v1);
   layout::StoreRelaxed(&r.ids, w.ids);
   layout::StoreRelaxed(&r.keys, uint64_t{w.checksum} << 32 | w.arg_words);
-  // Commit: ticket-derived even seq, published after the data and the checksum.
-  layout::StoreRelease(&r.seq, 2 * ticket + 2);
+  // Commit, unless a later lap took the slot over meanwhile (then the data may be mixed; the checksum
+  // makes readers reject it, and this record is dropped).
+  uint64_t expected = writing;
+  if (!__atomic_compare_exchange_n(&r.seq, &expected, writing + 1, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+    __atomic_fetch_add(&header_->dropped, 1, __ATOMIC_RELAXED);
+    return kNotCommitted;
+  }
   return ticket;
 }
 
@@ -62,7 +77,9 @@ TimelineRead Timeline::Read(uint64_t from) const {
     const layout::Record& r = ring_[t & mask_];
     const uint64_t committed = 2 * t + 2;
     const uint64_t seq1 = layout::LoadAcquire(&r.seq);
-    if (seq1 < committed) break;  // ticket t claimed but not committed yet: stop, the next read resumes here
+    // Ticket t claimed but not committed yet (seq only grows, so its writer is still on the way and will
+    // either commit or be overtaken): stop, the next read resumes here.
+    if (seq1 < committed) break;
     if (seq1 > committed) {       // a later lap already took the slot
       ++out.lost;
       continue;

@@ -284,7 +284,8 @@ struct KillShared {
   uint64_t committed[2][kMaxPerWriter];
 };
 
-[[noreturn]] void ChildWriter(const std::string& path, uint32_t capacity, int round, KillShared* shared) {
+[[noreturn]] void ChildWriter(const std::string& path, uint32_t capacity, int writers, int round,
+                              KillShared* shared) {
   std::string error;
   auto t = Timeline::Open(path, SmallOptions(capacity), &error);
   if (!t) {
@@ -295,27 +296,33 @@ struct KillShared {
   for (int i = 0; i < 8; ++i) names[i] = t->Intern(NameText(round * 8 + i));
   shared->state.store(1);
   auto writer = [&](int w) {
-    for (uint64_t i = 0; i < KillShared::kMaxPerWriter; ++i) {
+    uint64_t n = 0;
+    for (uint64_t i = 0; n < KillShared::kMaxPerWriter; ++i) {
       uint64_t ticket = t->Append(Pattern(static_cast<uint32_t>(w + 1), i, names[(i + w) % 8]));
-      shared->committed[w][i] = ticket;
-      shared->count[w].store(i + 1, std::memory_order_release);
+      if (ticket == Timeline::kNotCommitted) continue;  // lapped while preempted: never committed
+      shared->committed[w][n] = ticket;
+      shared->count[w].store(++n, std::memory_order_release);
     }
     for (;;) pause();
   };
-  std::thread second(writer, 1);
+  if (writers == 2) std::thread(writer, 1).detach();
   writer(0);
   for (;;) pause();
 }
 
-TEST(TimelineFile, SigkillAtRandomMomentsLosesNothingCommitted) {
+// Kills a writing child at random moments, 50 times, and checks the file against what the child had
+// committed. With one writer nothing committed in the last ring may be missing. With two, a writer
+// preempted for a whole lap may scribble over a later record before it notices; such a record must then
+// be rejected as torn, never returned damaged and never vanish silently.
+void KillRounds(int writers) {
   TempDir dir;
   const std::string path = dir.File("timeline.bin");
   void* mem = mmap(nullptr, sizeof(KillShared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(mem, MAP_FAILED);
   auto* shared = static_cast<KillShared*>(mem);
-  std::mt19937 rng(2024);
+  std::mt19937 rng(2024 + writers);
   const uint32_t capacities[] = {64, 1024, 8192};
-  uint64_t total_checked = 0, total_recovered = 0, total_torn = 0;
+  uint64_t total_checked = 0, total_recovered = 0, total_torn = 0, total_missing = 0;
   int killed_while_writing = 0;
   const uint64_t t0 = MonotonicNs();
   for (int round = 0; round < 50; ++round) {
@@ -326,7 +333,7 @@ TEST(TimelineFile, SigkillAtRandomMomentsLosesNothingCommitted) {
     const bool early = round % 5 == 4;  // also kill during Open/intern, before any record
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
-    if (pid == 0) ChildWriter(path, capacity, round, shared);
+    if (pid == 0) ChildWriter(path, capacity, writers, round, shared);
     if (!early) {
       const uint64_t give_up = MonotonicNs() + 5 * kNsPerSec;
       while (shared->state.load() == 0 && MonotonicNs() < give_up) usleep(50);
@@ -347,7 +354,9 @@ TEST(TimelineFile, SigkillAtRandomMomentsLosesNothingCommitted) {
       ++killed_while_writing;
       ASSERT_TRUE(ours) << "round " << round;
     }
-    EXPECT_LE(r.torn, 2u) << "at most one record in flight per writer";
+    if (writers == 1) {
+      EXPECT_LE(r.torn, 1u) << "one writer has at most one record in flight";
+    }
     for (const Event& e : r.events) {
       ASSERT_TRUE(Intact(e)) << "round " << round << " ticket " << e.ticket;
       if (ours) {
@@ -356,21 +365,26 @@ TEST(TimelineFile, SigkillAtRandomMomentsLosesNothingCommitted) {
     }
     // Every committed ticket the ring could still hold (>= head - capacity) must be there, intact.
     const uint64_t oldest = r.head > capacity ? r.head - capacity : 0;
-    for (int w = 0; w < 2; ++w) {
+    uint64_t missing = 0;
+    for (int w = 0; w < writers; ++w) {
       const uint64_t n = shared->count[w].load(std::memory_order_acquire);
       for (uint64_t i = 0; i < n; ++i) {
         const uint64_t ticket = shared->committed[w][i];
         if (ticket < oldest) continue;
         ASSERT_LT(ticket, r.head);
+        ++total_checked;
         auto it = std::lower_bound(r.events.begin(), r.events.end(), ticket,
                                    [](const Event& e, uint64_t t) { return e.ticket < t; });
-        ASSERT_TRUE(it != r.events.end() && it->ticket == ticket)
-            << "round " << round << ": committed ticket " << ticket << " missing";
+        if (it == r.events.end() || it->ticket != ticket) {
+          ASSERT_EQ(writers, 2) << "round " << round << ": committed ticket " << ticket << " missing";
+          ++missing;
+          continue;
+        }
         ASSERT_EQ(it->tid, static_cast<uint32_t>(w + 1));
-        ASSERT_EQ(it->ts_ns, i);
-        ++total_checked;
       }
     }
+    EXPECT_LE(missing, r.torn) << "round " << round << ": a committed record vanished without being torn";
+    total_missing += missing;
     total_recovered += r.recovered;
     total_torn += r.torn;
   }
@@ -378,12 +392,11 @@ TEST(TimelineFile, SigkillAtRandomMomentsLosesNothingCommitted) {
   const double seconds = static_cast<double>(MonotonicNs() - t0) / 1e9;
   EXPECT_GT(killed_while_writing, 30);
   EXPECT_GT(total_checked, 1000u);
-  RecordProperty("committed_checked", std::to_string(total_checked));
-  RecordProperty("recovered", std::to_string(total_recovered));
-  RecordProperty("torn", std::to_string(total_torn));
-  printf("50 kill rounds in %.2f s: %llu committed tickets checked, %llu recovered, %llu torn\n", seconds,
-         static_cast<unsigned long long>(total_checked), static_cast<unsigned long long>(total_recovered),
-         static_cast<unsigned long long>(total_torn));
+  printf("%d writer(s), 50 kill rounds in %.2f s: %llu committed tickets checked, %llu recovered, %llu torn, "
+         "%llu committed-then-torn by a lapped writer\n",
+         writers, seconds, static_cast<unsigned long long>(total_checked),
+         static_cast<unsigned long long>(total_recovered), static_cast<unsigned long long>(total_torn),
+         static_cast<unsigned long long>(total_missing));
 
   // The next run takes over the file: it sees what the last killed run left, then starts fresh.
   const RecoveredTimeline last = RecoverPrevious(path);
@@ -396,6 +409,9 @@ TEST(TimelineFile, SigkillAtRandomMomentsLosesNothingCommitted) {
   EXPECT_EQ(t->previous().pid, last.pid);
   EXPECT_EQ(t->appended(), 0u);
 }
+
+TEST(TimelineFile, SigkillAtRandomMomentsOneWriterLosesNothingCommitted) { KillRounds(1); }
+TEST(TimelineFile, SigkillAtRandomMomentsTwoWritersNeverReturnDamage) { KillRounds(2); }
 
 }  // namespace
 }  // namespace jp::hook

@@ -173,6 +173,7 @@ void RunProducersAgainstReader(uint32_t capacity, int producers, uint64_t per_pr
   for (int p = 0; p < producers; ++p) {
     threads.emplace_back([&, p] {
       for (uint64_t i = 0; i < per_producer; ++i) t->Append(Pattern(static_cast<uint32_t>(p + 1), i));
+      // (An append dropped because its writer was lapped while preempted is counted lost by readers.)
       running.fetch_sub(1);
     });
   }
