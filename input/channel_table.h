@@ -1,0 +1,45 @@
+// What we know per socket fd of libinput.so: whether a packet of the configured layout ever validated on
+// it, and whether it has been switched to per-fd timing because reads of InputMessage size keep failing
+// validation there (an OEM or future layout we do not know: time it, never guess its fields).
+// Fixed table, lock-free, written from the hooked paths.
+#ifndef JANKPROBE_INPUT_CHANNEL_TABLE_H_
+#define JANKPROBE_INPUT_CHANNEL_TABLE_H_
+
+#include <atomic>
+#include <cstdint>
+
+namespace jp::input {
+
+class ChannelTable {
+ public:
+  static constexpr int kSlots = 64;
+  // Reads of InputMessage size that fail validation, with no valid packet ever, before an fd is fd-timed.
+  static constexpr uint32_t kInvalidBeforeFdMode = 4;
+
+  // A packet validated on fd.
+  void NoteValid(int fd) noexcept;
+  // A read of InputMessage size failed validation on fd. True when fd is (now) fd-timed.
+  bool NoteInvalid(int fd) noexcept;
+  bool IsFdMode(int fd) const noexcept;
+  // Any fd in fd mode (lets the hot path skip the lookup in the usual case).
+  bool AnyFdMode() const noexcept { return fd_mode_count_.load(std::memory_order_relaxed) != 0; }
+  int FdModeCount() const noexcept { return static_cast<int>(fd_mode_count_.load(std::memory_order_relaxed)); }
+  void Clear() noexcept;
+
+ private:
+  struct Slot {
+    std::atomic<int32_t> fd{-1};
+    std::atomic<uint32_t> valid{0};
+    std::atomic<uint32_t> invalid{0};
+    std::atomic<uint32_t> fd_mode{0};
+  };
+  Slot* Find(int fd, bool create) noexcept;
+  const Slot* Find(int fd) const noexcept;
+
+  Slot slots_[kSlots];
+  std::atomic<uint32_t> fd_mode_count_{0};
+};
+
+}  // namespace jp::input
+
+#endif  // JANKPROBE_INPUT_CHANNEL_TABLE_H_

@@ -1,0 +1,139 @@
+#include "input/input_proxies.h"
+
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "input/input_tracker.h"
+
+extern "C" {
+// The fortified entry points as bionic declares them (glibc has __recvfrom_chk with the same prototype and
+// no __sendto_chk). Declared here because neither libc's headers expose both.
+using SendtoChkFn = ssize_t (*)(int, const void*, size_t, size_t, int, const struct sockaddr*, socklen_t);
+using RecvfromChkFn = ssize_t (*)(int, void*, size_t, size_t, int, struct sockaddr*, socklen_t*);
+}
+
+namespace jp::input {
+namespace {
+
+using RecvfromFn = ssize_t (*)(int, void*, size_t, int, struct sockaddr*, socklen_t*);
+using SendtoFn = ssize_t (*)(int, const void*, size_t, int, const struct sockaddr*, socklen_t);
+using RecvFn = ssize_t (*)(int, void*, size_t, int);
+using SendFn = ssize_t (*)(int, const void*, size_t, int);
+
+void* g_prev[kProxyCount];
+jp_plt_hook* g_hook[kProxyCount];
+
+// A macro, not a function: JP_PLT_PREV reads __builtin_return_address(0), which must be the proxy's own
+// (an address inside the hooked library) to pick that library's previous target.
+#define JP_INPUT_PREV(Fn, i) reinterpret_cast<Fn>(JP_PLT_PREV(__atomic_load_n(&g_hook[i], __ATOMIC_ACQUIRE), g_prev[i]))
+
+// No tail calls from the proxies' original call: JP_PLT_PREV needs our caller's return address, and the
+// tracker runs after the call.
+ssize_t ProxyRecvfrom(int fd, void* buf, size_t len, int flags, struct sockaddr* from, socklen_t* fromlen) {
+  ssize_t n = JP_INPUT_PREV(RecvfromFn, 0)(fd, buf, len, flags, from, fromlen);
+  InputTracker::Get().OnReceived(fd, buf, n, len);
+  return n;
+}
+
+ssize_t ProxySendto(int fd, const void* buf, size_t len, int flags, const struct sockaddr* to, socklen_t tolen) {
+  ssize_t n = JP_INPUT_PREV(SendtoFn, 1)(fd, buf, len, flags, to, tolen);
+  InputTracker::Get().OnSent(fd, buf, n);
+  return n;
+}
+
+ssize_t ProxySendtoChk(int fd, const void* buf, size_t len, size_t buflen, int flags, const struct sockaddr* to,
+                       socklen_t tolen) {
+  ssize_t n = JP_INPUT_PREV(SendtoChkFn, 2)(fd, buf, len, buflen, flags, to, tolen);
+  InputTracker::Get().OnSent(fd, buf, n);
+  return n;
+}
+
+ssize_t ProxyRecv(int fd, void* buf, size_t len, int flags) {
+  ssize_t n = JP_INPUT_PREV(RecvFn, 3)(fd, buf, len, flags);
+  InputTracker::Get().OnReceived(fd, buf, n, len);
+  return n;
+}
+
+ssize_t ProxySend(int fd, const void* buf, size_t len, int flags) {
+  ssize_t n = JP_INPUT_PREV(SendFn, 4)(fd, buf, len, flags);
+  InputTracker::Get().OnSent(fd, buf, n);
+  return n;
+}
+
+ssize_t ProxyRecvfromChk(int fd, void* buf, size_t len, size_t buflen, int flags, struct sockaddr* from,
+                         socklen_t* fromlen) {
+  ssize_t n = JP_INPUT_PREV(RecvfromChkFn, 5)(fd, buf, len, buflen, flags, from, fromlen);
+  InputTracker::Get().OnReceived(fd, buf, n, len);
+  return n;
+}
+
+const ProxySpec kProxies[kProxyCount] = {
+    {"recvfrom", reinterpret_cast<void*>(&ProxyRecvfrom), &g_prev[0], &g_hook[0]},
+    {"sendto", reinterpret_cast<void*>(&ProxySendto), &g_prev[1], &g_hook[1]},
+    {"__sendto_chk", reinterpret_cast<void*>(&ProxySendtoChk), &g_prev[2], &g_hook[2]},
+    {"recv", reinterpret_cast<void*>(&ProxyRecv), &g_prev[3], &g_hook[3]},
+    {"send", reinterpret_cast<void*>(&ProxySend), &g_prev[4], &g_hook[4]},
+    {"__recvfrom_chk", reinterpret_cast<void*>(&ProxyRecvfromChk), &g_prev[5], &g_hook[5]},
+};
+
+bool NotImported(const std::string& error) { return error.find(" not import ") != std::string::npos; }
+
+}  // namespace
+
+const ProxySpec* Proxies() { return kProxies; }
+
+const char* ProxyStateName(ProxyInstall::State state) {
+  switch (state) {
+    case ProxyInstall::State::kHooked: return "hooked";
+    case ProxyInstall::State::kPending: return "pending";
+    case ProxyInstall::State::kNotImported: return "not imported";
+    case ProxyInstall::State::kFailed: return "failed";
+  }
+  return "?";
+}
+
+bool InstallProxies(const char* caller, ProxyInstall* out, std::string* why) {
+  int used = 0;
+  std::string failures;
+  for (int i = 0; i < kProxyCount; ++i) {
+    const ProxySpec& p = kProxies[i];
+    jp_plt_hook* h = jp_plt_hook_install(caller, p.symbol, p.proxy, p.prev);
+    if (h == nullptr) {
+      out->error[i] = jp_plt_last_error();
+      if (NotImported(out->error[i])) {
+        out->state[i] = ProxyInstall::State::kNotImported;
+      } else {
+        out->state[i] = ProxyInstall::State::kFailed;
+        failures += std::string(failures.empty() ? "" : "; ") + p.symbol + ": " + out->error[i];
+      }
+      continue;
+    }
+    __atomic_store_n(p.handle, h, __ATOMIC_RELEASE);
+    out->slots[i] = jp_plt_hook_slot_count(h);
+    // Zero slots on success means libinput.so is not loaded yet: the engine patches it at dlopen.
+    out->state[i] = out->slots[i] > 0 ? ProxyInstall::State::kHooked : ProxyInstall::State::kPending;
+    ++used;
+  }
+  if (failures.empty() && used == 0) failures = std::string(caller) + " imports none of the socket calls an InputChannel makes";
+  if (!failures.empty()) {
+    RemoveProxies();
+    *why = "hooking " + std::string(caller) + ": " + failures;
+    return false;
+  }
+  return true;
+}
+
+std::string RemoveProxies() {
+  std::string errors;
+  for (int i = 0; i < kProxyCount; ++i) {
+    jp_plt_hook* h = __atomic_load_n(kProxies[i].handle, __ATOMIC_ACQUIRE);
+    if (h == nullptr || !jp_plt_hook_is_active(h)) continue;
+    // A hook still chained behind another tool stays inactive and passes through (the tracker is off too).
+    if (jp_plt_hook_remove(h) < 0) {
+      errors += std::string(errors.empty() ? "" : "; ") + kProxies[i].symbol + ": " + jp_plt_last_error();
+    }
+  }
+  return errors;
+}
+
+}  // namespace jp::input

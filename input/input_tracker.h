@@ -1,0 +1,120 @@
+// The input monitor's state behind the proxies: decodes what the app reads and sends on its channels,
+// matches FINISHED to its event by (fd, seq), writes the timeline record, and arms the watchdog so that an
+// event still unfinished at lag_ms gets the main-thread stack captured while the app is stuck.
+//
+// One process-wide instance that is never destroyed: a proxy may still sit in a hook chain after Stop
+// (another tool hooked over us), so everything it reads must stay valid. Enable/Disable are control
+// paths (the plugin's mutex serialises them); OnReceived/OnSent are the hot paths; the deadline callbacks
+// and all report building run on the watchdog thread.
+#ifndef JANKPROBE_INPUT_INPUT_TRACKER_H_
+#define JANKPROBE_INPUT_INPUT_TRACKER_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hook/monitor.h"
+#include "input/channel_table.h"
+#include "input/input_message.h"
+#include "input/pending_events.h"
+
+namespace jp::input {
+
+class InputTracker {
+ public:
+  static InputTracker& Get();
+
+  struct Settings {
+    const Layout* layout = nullptr;  // nullptr: unknown release, every fd is timed read -> next send
+    uint64_t lag_ns = 100000000;
+    uint64_t anr_ns = 5000000000;
+    const hook::PluginContext* context = nullptr;
+  };
+
+  // Control paths.
+  void Enable(const Settings& settings);
+  void Retune(uint64_t lag_ns, uint64_t anr_ns);
+  // After it returns no hot path and no deadline callback of ours touches the context any more; pending
+  // events are dropped (counted) and their deadlines disarmed.
+  void Disable();
+  bool enabled() const noexcept { return enabled_.load(std::memory_order_acquire); }
+
+  // Hot paths: called by the proxies after the original call returned (errno is preserved).
+  // capacity: the length the caller asked recv for.
+  void OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept;
+  void OnSent(int fd, const void* buf, ssize_t n) noexcept;
+
+  struct Counters {
+    uint64_t events_read = 0;
+    uint64_t events_finished = 0;
+    uint64_t fd_timed = 0;               // fd-mode records
+    uint64_t rejected_received[kVerdictCount] = {};
+    uint64_t rejected_sent[kVerdictCount] = {};
+    uint64_t unmatched_finished = 0;     // FINISHED for an event we never saw read
+    uint64_t table_full = 0;
+    uint64_t arm_failures = 0;
+    uint64_t lag_reports = 0;
+    uint64_t anr_reports = 0;
+    uint64_t dropped_at_disable = 0;
+    int pending = 0;
+    int fd_mode_channels = 0;
+  };
+  Counters counters() const;
+  std::string CountersJson() const;
+
+ private:
+  InputTracker() = default;
+  struct HotGuard;  // in-flight count around everything that touches the context
+
+  void ReceivedFdMode(int fd) noexcept;
+  void SentFdMode(int fd) noexcept;
+  void Finish(int index, uint64_t now_ns) noexcept;
+  void ArmEventDeadline(int index, uint64_t deadline_ns, bool anr) noexcept;
+
+  // Watchdog thread (input_verdicts.cc).
+  static void OnLagDeadline(const hook::DeadlineFired& fired, void* arg);
+  static void OnAnrDeadline(const hook::DeadlineFired& fired, void* arg);
+  static void OnReportDue(const hook::DeadlineFired& fired, void* arg);
+  bool EnterCallback() noexcept;
+  void LeaveCallback() noexcept;
+  void ReportFinished(int index);
+  void SweepFinished();
+  hook::Report BuildReport(const PendingEvent& e, const char* type, uint64_t dur_ns) const;
+
+  static uint64_t EventId(int index, uint32_t generation) noexcept;
+  static uint64_t ReportId(int index, uint32_t generation) noexcept;
+  static bool DecodeId(uint64_t id, int* index, uint32_t* generation) noexcept;
+
+  std::atomic<bool> enabled_{false};
+  std::atomic<int64_t> in_flight_{0};
+  // Settings, written by Enable before enabled_ is published and read by the hot paths after.
+  const Layout* layout_ = nullptr;
+  const hook::PluginContext* context_ = nullptr;
+  std::atomic<uint64_t> lag_ns_{100000000};
+  std::atomic<uint64_t> anr_ns_{5000000000};
+  uint16_t action_names_[kActionIndexCount] = {};
+  uint16_t name_fd_timed_ = 0, key_fd_ = 0, key_seq_ = 0, key_dispatch_ = 0, key_consume_ = 0, key_mode_ = 0,
+           value_fd_ = 0;
+
+  PendingEvents pending_;
+  ChannelTable channels_;
+  // Stacks captured at lag_ms, per pending slot; touched only on the watchdog thread (and by Disable
+  // once no callback can run).
+  std::vector<hook::StackSample> stacks_;
+
+  std::atomic<uint64_t> events_read_{0}, events_finished_{0}, fd_timed_{0}, unmatched_finished_{0},
+      table_full_{0}, arm_failures_{0}, lag_reports_{0}, anr_reports_{0}, dropped_at_disable_{0};
+  std::atomic<uint64_t> rejected_received_[kVerdictCount] = {};
+  std::atomic<uint64_t> rejected_sent_[kVerdictCount] = {};
+};
+
+// The calling thread's kernel tid without a syscall per call (bionic caches it; elsewhere an
+// initial-exec thread_local, which never allocates).
+uint32_t CachedTid() noexcept;
+
+}  // namespace jp::input
+
+#endif  // JANKPROBE_INPUT_INPUT_TRACKER_H_
