@@ -5,6 +5,7 @@
 
 #include <elf.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -202,39 +203,72 @@ bool ElfImage::dynamic_pointers_were_absolute() const { return impl_->dyn.pointe
 namespace {
 
 // Shared by ForEachImportSlot and FindImportSlots: decides whether a relocation is an import slot.
-// `name_filter` (when non-null) is compared before anything else is decoded, which keeps a
-// single-symbol search to one symbol-table load and one memcmp per relocation.
+// With `name_filter`, the symbol indices carrying that name are looked up once through the hash
+// tables, so the pass over the relocations compares integers and touches neither the symbol nor the
+// string table for relocations of other symbols (libstdc++ has ~5000 relocations).
+// The part of the walk that runs only for candidate relocations; kept out of line so the per-
+// relocation loop stays small enough to inline.
+template <typename Fn>
+__attribute__((noinline)) bool EmitSlot(const ElfImage::Impl& im, const Reloc& r, const SlotTypes& types,
+                                        const std::string_view* name_filter, bool by_index, Status* err, Fn& fn) {
+  SlotKind kind;
+  if (!types.Classify(r.type, &kind)) return true;
+  Symbol s;
+  im.symbols.Get(r.sym, &s);
+  // A data word holding a local symbol or symbol+offset is not a function pointer anyone imports.
+  if (kind == SlotKind::kAbsolute && (s.bind() == STB_LOCAL || r.addend != 0)) return true;
+  if (name_filter != nullptr && !by_index && !im.symbols.StringEquals(s.name, *name_filter)) return true;
+  ImportSlot slot;
+  if (!im.symbols.StringAt(s.name, &slot.symbol)) {
+    *err = Status::Malformed("name of symbol " + std::to_string(r.sym) + " (string offset " + std::to_string(s.name) +
+                             ") is not NUL-terminated inside DT_STRSZ " + std::to_string(im.dyn.strsz));
+    return false;
+  }
+  slot.got_vaddr = r.offset;
+  slot.reloc_type = r.type;
+  slot.kind = kind;
+  slot.table = r.table;
+  slot.addend = r.addend;
+  slot.sym_index = r.sym;
+  slot.version = im.versions.VersionOf(r.sym);
+  return fn(static_cast<const ImportSlot&>(slot));
+}
+
+__attribute__((noinline)) Status BadSymbolIndex(const Reloc& r, uint64_t count) {
+  return Status::Malformed("relocation at " + Hex(r.offset) + " names symbol " + std::to_string(r.sym) +
+                           " but the table has " + std::to_string(count));
+}
+
+// Shared by ForEachImportSlot and FindImportSlots. With `name_filter`, the symbol indices carrying
+// that name are looked up once through the hash tables, so the pass over the relocations compares
+// integers and touches neither the symbol nor the string table for other symbols' relocations
+// (libstdc++ has ~5000 relocations; a hook install must stay well under 50 us).
 template <typename Fn>
 Status WalkSlots(const ElfImage::Impl& im, const std::string_view* name_filter, Fn&& fn) {
+  constexpr size_t kMaxCandidates = 16;
+  uint32_t candidates[kMaxCandidates];
+  size_t ncandidates = 0;
+  bool by_index = false;
+  if (name_filter != nullptr) {
+    ncandidates = im.symbols.FindIndices(*name_filter, candidates, kMaxCandidates);
+    by_index = ncandidates <= kMaxCandidates;  // else: too many same-named symbols, compare names
+  }
+  const uint64_t symbol_count = im.symbols.count();
+  SlotTypes types;
+  SlotTypesFor(im.machine, &types);  // the machine was checked when the image was parsed
   Status err;
   Status st = im.relocs.ForEach([&](const Reloc& r) {
-    SlotKind kind;
-    if (r.sym == 0 || !ClassifySlot(im.machine, r.type, &kind)) return true;
-    Symbol s;
-    if (!im.symbols.Get(r.sym, &s)) {
-      err = Status::Malformed("relocation at " + Hex(r.offset) + " names symbol " + std::to_string(r.sym) +
-                              " but the table has " + std::to_string(im.symbols.count()));
+    if (r.sym == 0) return true;
+    if (__builtin_expect(r.sym >= symbol_count, 0)) {
+      err = BadSymbolIndex(r, symbol_count);
       return false;
     }
-    // A data word holding a local symbol or symbol+offset is not a function pointer anyone imports.
-    if (kind == SlotKind::kAbsolute && (s.bind() == STB_LOCAL || r.addend != 0)) return true;
-    ImportSlot slot;
-    if (name_filter != nullptr) {
-      if (!im.symbols.StringEquals(s.name, *name_filter)) return true;
-      slot.symbol = *name_filter;
-    } else if (!im.symbols.StringAt(s.name, &slot.symbol)) {
-      err = Status::Malformed("name of symbol " + std::to_string(r.sym) + " (string offset " + std::to_string(s.name) +
-                              ") is not NUL-terminated inside DT_STRSZ " + std::to_string(im.dyn.strsz));
-      return false;
+    if (by_index) {
+      bool candidate = false;
+      for (size_t i = 0; i < ncandidates; ++i) candidate |= candidates[i] == r.sym;
+      if (!candidate) return true;
     }
-    slot.got_vaddr = r.offset;
-    slot.reloc_type = r.type;
-    slot.kind = kind;
-    slot.table = r.table;
-    slot.addend = r.addend;
-    slot.sym_index = r.sym;
-    slot.version = im.versions.VersionOf(r.sym);
-    return fn(static_cast<const ImportSlot&>(slot));
+    return EmitSlot(im, r, types, name_filter, by_index, &err, fn);
   });
   if (!err.ok()) return err;
   return st;
@@ -251,13 +285,7 @@ Status ElfImage::FindImportSlots(std::string_view symbol, std::string_view versi
   if (out == nullptr) return Status::Invalid("null output vector");
   out->clear();
   return WalkSlots(*impl_, &symbol, [&](const ImportSlot& slot) {
-    if (version.empty() || slot.version == version) {
-      out->push_back(slot);
-      // The symbol view points into the image's string table, not at the caller's string.
-      Symbol s;
-      impl_->symbols.Get(slot.sym_index, &s);
-      impl_->symbols.StringAt(s.name, &out->back().symbol);
-    }
+    if (version.empty() || slot.version == version) out->push_back(slot);
     return true;
   });
 }

@@ -49,20 +49,19 @@ const char* Find(const TypeInfo (&table)[N], uint32_t type) {
 
 }  // namespace
 
-bool ClassifySlot(uint16_t machine, uint32_t type, SlotKind* kind) {
-  uint32_t jump = 0, glob = 0, abs = 0;
+bool SlotTypesFor(uint16_t machine, SlotTypes* out) {
   switch (machine) {
-    case EM_X86_64: jump = R_X86_64_JUMP_SLOT; glob = R_X86_64_GLOB_DAT; abs = R_X86_64_64; break;
-    case EM_386: jump = R_386_JMP_SLOT; glob = R_386_GLOB_DAT; abs = R_386_32; break;
-    case EM_ARM: jump = R_ARM_JUMP_SLOT; glob = R_ARM_GLOB_DAT; abs = R_ARM_ABS32; break;
-    case EM_AARCH64: jump = R_AARCH64_JUMP_SLOT; glob = R_AARCH64_GLOB_DAT; abs = R_AARCH64_ABS64; break;
+    case EM_X86_64: *out = {R_X86_64_JUMP_SLOT, R_X86_64_GLOB_DAT, R_X86_64_64}; return true;
+    case EM_386: *out = {R_386_JMP_SLOT, R_386_GLOB_DAT, R_386_32}; return true;
+    case EM_ARM: *out = {R_ARM_JUMP_SLOT, R_ARM_GLOB_DAT, R_ARM_ABS32}; return true;
+    case EM_AARCH64: *out = {R_AARCH64_JUMP_SLOT, R_AARCH64_GLOB_DAT, R_AARCH64_ABS64}; return true;
     default: return false;
   }
-  if (type == jump) *kind = SlotKind::kJumpSlot;
-  else if (type == glob) *kind = SlotKind::kGlobDat;
-  else if (type == abs) *kind = SlotKind::kAbsolute;
-  else return false;
-  return true;
+}
+
+bool ClassifySlot(uint16_t machine, uint32_t type, SlotKind* kind) {
+  SlotTypes t;
+  return SlotTypesFor(machine, &t) && t.Classify(type, kind);
 }
 
 bool IsSupportedMachine(uint16_t machine) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "plt/aps2_decoder.h"
 #include "plt/byte_reader.h"
@@ -59,23 +60,40 @@ class RelocWalker {
   uint64_t max_packed_count_ = 0;
 };
 
-template <typename Fn>
-bool RelocWalker::WalkPlain(const Table& t, RelocTable which, Fn& fn) const {
-  const uint64_t word = is64_ ? 8 : 4;
-  const uint64_t ent = word * (t.rela ? 3 : 2);
+// The entry layout is fixed per table, so the loop is instantiated per (class, REL/RELA) and carries
+// no per-entry branches on either.
+template <bool Is64, bool Rela, typename Fn>
+bool WalkPlainTable(const uint8_t* data, uint64_t size, RelocTable which, Fn& fn) {
+  using Word = std::conditional_t<Is64, uint64_t, uint32_t>;
+  constexpr uint64_t kEnt = sizeof(Word) * (Rela ? 3 : 2);
   Reloc r;
   r.table = which;
-  for (uint64_t off = 0; off + ent <= t.size; off += ent) {
-    const uint8_t* e = t.data + off;
-    r.offset = LoadWord(e, is64_);
-    Split(LoadWord(e + word, is64_), &r);
-    r.addend = 0;
-    if (t.rela) {
-      r.addend = is64_ ? static_cast<int64_t>(Load<uint64_t>(e + 16)) : Load<int32_t>(e + 8);
+  for (uint64_t off = 0; off + kEnt <= size; off += kEnt) {
+    const uint8_t* e = data + off;
+    r.offset = Load<Word>(e);
+    const uint64_t info = Load<Word>(e + sizeof(Word));
+    if constexpr (Is64) {
+      r.sym = static_cast<uint32_t>(info >> 32);
+      r.type = static_cast<uint32_t>(info & 0xffffffffu);
+    } else {
+      r.sym = static_cast<uint32_t>(info >> 8);
+      r.type = static_cast<uint32_t>(info & 0xff);
     }
+    if constexpr (Rela) r.addend = static_cast<std::make_signed_t<Word>>(Load<Word>(e + 2 * sizeof(Word)));
     if (!fn(static_cast<const Reloc&>(r))) return false;
   }
   return true;
+}
+
+template <typename Fn>
+bool RelocWalker::WalkPlain(const Table& t, RelocTable which, Fn& fn) const {
+  if (t.data == nullptr) return true;
+  if (is64_) {
+    return t.rela ? WalkPlainTable<true, true>(t.data, t.size, which, fn)
+                  : WalkPlainTable<true, false>(t.data, t.size, which, fn);
+  }
+  return t.rela ? WalkPlainTable<false, true>(t.data, t.size, which, fn)
+                : WalkPlainTable<false, false>(t.data, t.size, which, fn);
 }
 
 template <typename Fn>

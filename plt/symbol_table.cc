@@ -187,6 +187,41 @@ bool SymbolTable::LookupSysv(std::string_view name, const SymbolVersions* versio
   return false;
 }
 
+size_t SymbolTable::FindIndices(std::string_view name, uint32_t* out, size_t cap) const {
+  size_t n = 0;
+  auto add = [&](uint32_t index) {
+    if (n < cap) out[n] = index;
+    ++n;
+  };
+  auto matches = [&](uint32_t index) {
+    Symbol s;
+    return Get(index, &s) && StringEquals(s.name, name);
+  };
+  if (gnu_bloom_ != nullptr) {
+    const uint64_t unhashed_end = gnu_symoffset_ < count_ ? gnu_symoffset_ : count_;
+    for (uint32_t i = 1; i < unhashed_end; ++i) {
+      if (matches(i)) add(i);
+    }
+    if (gnu_nbuckets_ == 0 || gnu_chains_ == nullptr) return n;
+    const uint32_t h = GnuHash(name);
+    uint32_t index = Load<uint32_t>(gnu_buckets_ + uint64_t{h % gnu_nbuckets_} * 4);
+    if (index == 0) return n;
+    for (; index < gnu_end_ && index >= gnu_symoffset_; ++index) {
+      uint32_t chain = Load<uint32_t>(gnu_chains_ + uint64_t{index - gnu_symoffset_} * 4);
+      if ((chain | 1) == (h | 1) && matches(index)) add(index);
+      if (chain & 1) break;
+    }
+    return n;
+  }
+  if (sysv_nbucket_ == 0) return n;
+  uint32_t index = Load<uint32_t>(sysv_buckets_ + uint64_t{SysvHash(name) % sysv_nbucket_} * 4);
+  for (uint32_t steps = 0; index != STN_UNDEF && index < sysv_nchain_ && steps < sysv_nchain_; ++steps) {
+    if (matches(index)) add(index);
+    index = Load<uint32_t>(sysv_chains_ + uint64_t{index} * 4);
+  }
+  return n;
+}
+
 bool SymbolTable::LookupDefined(std::string_view name, const SymbolVersions* versions, uint64_t* value) const {
   if (gnu_bloom_ != nullptr) return LookupGnu(name, versions, value);
   return LookupSysv(name, versions, value);

@@ -42,6 +42,12 @@ class SymbolTable {
            (name.empty() || std::memcmp(strtab_ + offset, name.data(), name.size()) == 0);
   }
 
+  // Indices of every symbol named `name` (defined or not), found without scanning the relocations:
+  // through the DT_GNU_HASH chain plus the unhashed symbols below symoffset (where linkers put the
+  // undefined ones), or through the DT_HASH chain, which holds all symbols. Writes up to `cap`
+  // indices and returns how many exist (more than `cap` means the caller must compare names itself).
+  size_t FindIndices(std::string_view name, uint32_t* out, size_t cap) const;
+
   // A symbol this image defines (not SHN_UNDEF, not local, not a hidden version), via DT_GNU_HASH when
   // present, else DT_HASH. `versions` may be null.
   bool LookupDefined(std::string_view name, const SymbolVersions* versions, uint64_t* value) const;
