@@ -77,7 +77,9 @@ class ElfImage {
 
   // Every import slot that can hold a function address, from all relocation tables, in table order.
   // The callback returns false to stop early. Relocations of other types (RELATIVE, TLS, COPY...) and
-  // absolute relocations against undefined-weak or local symbols with a non-zero addend are skipped.
+  // absolute relocations against local symbols or with a non-zero RELA addend are skipped (such a word
+  // is not a plain imported function address). A relocation naming a symbol index past the symbol
+  // count, or a name not NUL-terminated inside DT_STRSZ, stops the walk with Malformed.
   Status ForEachImportSlot(const std::function<bool(const ImportSlot&)>& fn) const;
 
   // Slots whose symbol name is `symbol` (and, if `version` is not empty, whose version equals it).
