@@ -1,0 +1,8 @@
+# The touch and key latency monitor (input/): decoding per release, and end to end against the host
+# libinput.so fixture (tests/fixtures/libinput.cmake).
+jp_add_gtest(input_message_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/input_message_test.cc LIBS jp_input)
+jp_add_gtest(input_monitor_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/input_monitor_test.cc
+             LIBS jp_input jp_hook jp_plt jp_libinput TIMEOUT 120)
+# Against the variant that imports only recvfrom + __sendto_chk.
+jp_add_gtest(input_imports_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/input_imports_test.cc
+             LIBS jp_input jp_hook jp_plt jp_libinput_bionic TIMEOUT 60)

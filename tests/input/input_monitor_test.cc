@@ -1,0 +1,607 @@
+// End to end: the real input monitor hooked into the host libinput.so, a dispatcher publishing events with
+// known eventTime, the app side (this thread) consuming and finishing them after scripted delays. Every
+// timing is checked against brackets the test itself measured around the app's calls (ground truth).
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <thread>
+
+#include "tests/fixtures/libinput/input_channel.h"
+#include "tests/input/input_harness.h"
+
+namespace jp::input::testing {
+namespace {
+
+constexpr double kMsTolerance = 1.0;
+
+struct Script {
+  bool motion;
+  int32_t action;
+  uint32_t pointers;
+  int64_t dispatch_ns;  // eventTime = publish time - this
+  int64_t handle_ns;    // how long the app holds it
+};
+
+struct Seen {
+  int fd;
+  uint32_t seq;
+  int64_t event_time;
+  int64_t consume_time;
+  uint64_t before_recv, after_recv, before_finish, after_finish;
+  int64_t scripted_handle_ns;
+};
+
+// Polls the app fd and consumes one event; brackets the call that returned it.
+bool ConsumeOne(jpfx_channel* ch, jpfx_event* ev, uint64_t* before, uint64_t* after, int timeout_ms = 2000) {
+  const uint64_t give_up = hook::MonotonicNs() + static_cast<uint64_t>(timeout_ms) * hook::kNsPerMs;
+  while (hook::MonotonicNs() < give_up) {
+    pollfd p{jpfx_app_fd(ch), POLLIN, 0};
+    poll(&p, 1, 50);
+    *before = hook::MonotonicNs();
+    const int r = jpfx_consume(ch, ev);
+    *after = hook::MonotonicNs();
+    if (r == 1) return true;
+    if (r < 0) return false;
+  }
+  return false;
+}
+
+void FinishBracketed(jpfx_channel* ch, Seen* s, int handled = 1) {
+  s->before_finish = hook::MonotonicNs();
+  ASSERT_EQ(jpfx_finish(ch, s->seq, handled, s->consume_time), 0);
+  s->after_finish = hook::MonotonicNs();
+}
+
+const Record* FindRecord(const std::vector<Record>& records, int fd, uint32_t seq) {
+  const Record* found = nullptr;
+  for (const Record& r : records) {
+    if (r.fd == fd && r.seq == static_cast<int64_t>(seq)) {
+      EXPECT_EQ(found, nullptr) << "two records for fd " << fd << " seq " << seq;
+      found = &r;
+    }
+  }
+  return found;
+}
+
+void ExpectRecordMatches(const std::vector<Record>& records, const Seen& s) {
+  const Record* r = FindRecord(records, s.fd, s.seq);
+  ASSERT_NE(r, nullptr) << "no record for fd " << s.fd << " seq " << s.seq;
+  EXPECT_GE(r->ts_ns, s.before_recv);
+  EXPECT_LE(r->ts_ns, s.after_recv);
+  EXPECT_GE(r->ts_ns + r->dur_ns, s.before_finish);
+  EXPECT_LE(r->ts_ns + r->dur_ns, s.after_finish);
+  if (s.scripted_handle_ns > 0) {
+    // The app slept to an absolute time; what it overslept is measured, the rest must match the script.
+    const double overslept_ms = static_cast<double>(s.before_finish - (s.after_recv + s.scripted_handle_ns)) / 1e6;
+    EXPECT_NEAR(static_cast<double>(r->dur_ns) / 1e6, static_cast<double>(s.scripted_handle_ns) / 1e6,
+                kMsTolerance + overslept_ms);
+  }
+}
+
+const rapidjson::Value* FindReport(const std::vector<rapidjson::Document>& reports, int fd, uint32_t seq) {
+  for (const auto& d : reports) {
+    const auto& f = d["fields"];
+    if (f.HasMember("fd") && f["fd"].GetInt() == fd && f.HasMember("seq") && f["seq"].GetUint() == seq) return &d;
+  }
+  return nullptr;
+}
+
+struct LayoutCase {
+  int api;
+  int io;
+};
+
+class InputGroundTruth : public ::testing::TestWithParam<LayoutCase> {
+ protected:
+  void TearDown() override { h.Stop(); }
+  Harness h;
+};
+
+TEST_P(InputGroundTruth, HandleAndDispatchWithinOneMsOfTheScript) {
+  const LayoutCase lc = GetParam();
+  ASSERT_EQ(h.Start(/*lag_ms=*/1, /*anr_ms=*/5000, lc.api), JANKPROBE_OK) << jankprobe_last_error();
+  jpfx_channel* ch = jpfx_channel_open(lc.api, lc.io);
+  ASSERT_NE(ch, nullptr);
+  const std::vector<Script> script = {
+      {false, 0, 0, 2000000, 3000000},       // key DOWN
+      {false, 1, 0, 1000000, 4000000},       // key UP
+      {true, 0, 1, 3000000, 5000000},        // DOWN, 1 pointer
+      {true, 0x105, 2, 1000000, 3000000},    // POINTER_DOWN, pointer index 1
+      {true, 2, 16, 4000000, 6000000},       // MOVE, 16 pointers
+      {true, 1, 1, 2000000, 3000000},        // UP
+  };
+  std::vector<Seen> seen(script.size());
+  // The dispatcher: publishes each event with a known eventTime, waits for its FINISHED like
+  // InputDispatcher's one-outstanding-event-per-window rule for keys.
+  std::atomic<bool> dispatcher_ok{true};
+  std::thread dispatcher([&] {
+    for (size_t i = 0; i < script.size(); ++i) {
+      const Script& s = script[i];
+      const int64_t event_time = static_cast<int64_t>(hook::MonotonicNs()) - s.dispatch_ns;
+      const uint32_t seq = static_cast<uint32_t>(100 + i);
+      const int r = s.motion ? jpfx_publish_motion(ch, seq, s.action, event_time, s.pointers)
+                             : jpfx_publish_key(ch, seq, s.action, event_time);
+      if (r != 0) dispatcher_ok = false;
+      for (;;) {
+        uint32_t fseq = 0;
+        int handled = 0;
+        int64_t consume = 0;
+        pollfd p{jpfx_dispatcher_fd(ch), POLLIN, 0};
+        if (poll(&p, 1, 3000) <= 0) {
+          dispatcher_ok = false;
+          return;
+        }
+        const int got = jpfx_dispatcher_receive(ch, &fseq, &handled, &consume);
+        if (got == 1) {
+          if (fseq != seq || handled != 1) dispatcher_ok = false;
+          break;
+        }
+        if (got < 0) dispatcher_ok = false;
+      }
+    }
+  });
+  for (size_t i = 0; i < script.size(); ++i) {
+    jpfx_event ev{};
+    Seen& s = seen[i];
+    ASSERT_TRUE(ConsumeOne(ch, &ev, &s.before_recv, &s.after_recv));
+    EXPECT_EQ(ev.seq, 100 + i);
+    EXPECT_EQ(ev.is_motion, script[i].motion ? 1 : 0);
+    EXPECT_EQ(ev.pointer_count, script[i].pointers);
+    s.fd = jpfx_app_fd(ch);
+    s.seq = ev.seq;
+    s.event_time = ev.event_time;
+    s.consume_time = ev.consume_time;
+    s.scripted_handle_ns = script[i].handle_ns;
+    SleepUntil(s.after_recv + static_cast<uint64_t>(script[i].handle_ns));
+    FinishBracketed(ch, &s);
+  }
+  dispatcher.join();
+  EXPECT_TRUE(dispatcher_ok);
+  const std::vector<Record> records = InputRecords();
+  for (size_t i = 0; i < seen.size(); ++i) {
+    SCOPED_TRACE("event " + std::to_string(i));
+    ExpectRecordMatches(records, seen[i]);
+    const Record* r = FindRecord(records, seen[i].fd, seen[i].seq);
+    if (r) {
+      EXPECT_EQ(r->kind, script[i].motion ? hook::EventKind::kInputMotion : hook::EventKind::kInputKey);
+      EXPECT_EQ(r->tid, static_cast<uint32_t>(hook::CurrentTid()));
+    }
+  }
+  EXPECT_EQ(records.size(), script.size());
+  // lag_ms 1: every event is a lag, so each report carries dispatch_ms, handle_ms and consume_ms.
+  const auto keys = h.Reports("key_lag", 2, 3000);
+  const auto touches = h.Reports("touch_lag", 4, 3000);
+  ASSERT_EQ(keys.size(), 2u);
+  ASSERT_EQ(touches.size(), 4u);
+  const char* names[] = {"DOWN", "UP", "DOWN", "POINTER_DOWN", "MOVE", "UP"};
+  for (size_t i = 0; i < seen.size(); ++i) {
+    SCOPED_TRACE("report " + std::to_string(i));
+    const Seen& s = seen[i];
+    const rapidjson::Value* d = FindReport(script[i].motion ? touches : keys, s.fd, s.seq);
+    ASSERT_NE(d, nullptr);
+    const auto& f = (*d)["fields"];
+    EXPECT_STREQ(f["action"].GetString(), names[i]);
+    const double dispatch_lo = static_cast<double>(static_cast<int64_t>(s.before_recv) - s.event_time) / 1e6;
+    const double dispatch_hi = static_cast<double>(static_cast<int64_t>(s.after_recv) - s.event_time) / 1e6;
+    EXPECT_GE(f["dispatch_ms"].GetDouble(), dispatch_lo - 1e-6);
+    EXPECT_LE(f["dispatch_ms"].GetDouble(), dispatch_hi + 1e-6);
+    EXPECT_NEAR(f["dispatch_ms"].GetDouble(), static_cast<double>(script[i].dispatch_ns) / 1e6,
+                kMsTolerance + (dispatch_hi - static_cast<double>(script[i].dispatch_ns) / 1e6));
+    EXPECT_GE(f["handle_ms"].GetDouble(), static_cast<double>(s.before_finish - s.after_recv) / 1e6 - 1e-6);
+    EXPECT_LE(f["handle_ms"].GetDouble(), static_cast<double>(s.after_finish - s.before_recv) / 1e6 + 1e-6);
+    if (lc.api >= 31) {
+      ASSERT_TRUE(f.HasMember("consume_ms"));
+      EXPECT_NEAR(f["consume_ms"].GetDouble(), static_cast<double>(s.consume_time - s.event_time) / 1e6, 1e-3);
+    } else {
+      EXPECT_FALSE(f.HasMember("consume_ms"));
+    }
+    EXPECT_EQ((*d)["stack"].Size(), 2u);
+  }
+  EXPECT_EQ(InputDetail("counters", "unmatched_finished"), "0");
+  jpfx_channel_close(ch);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, InputGroundTruth,
+                         ::testing::Values(LayoutCase{28, JPFX_IO_OLD_BIONIC}, LayoutCase{29, JPFX_IO_BIONIC},
+                                           LayoutCase{30, JPFX_IO_BIONIC}, LayoutCase{31, JPFX_IO_GLIBC},
+                                           LayoutCase{32, JPFX_IO_CHK}, LayoutCase{33, JPFX_IO_BIONIC},
+                                           LayoutCase{34, JPFX_IO_BIONIC}, LayoutCase{36, JPFX_IO_GLIBC}),
+                         [](const ::testing::TestParamInfo<LayoutCase>& info) {
+                           return "api" + std::to_string(info.param.api) + "_io" + std::to_string(info.param.io);
+                         });
+
+class InputMonitorTest : public ::testing::Test {
+ protected:
+  void TearDown() override { h.Stop(); }
+  Harness h;
+};
+
+TEST_F(InputMonitorTest, ReportsWhichImportsItHooked) {
+  ASSERT_EQ(h.Start(100, 5000, 33), JANKPROBE_OK) << jankprobe_last_error();
+  for (const char* sym : {"recvfrom", "sendto", "__sendto_chk", "recv", "send", "__recvfrom_chk"}) {
+    EXPECT_EQ(InputDetail("imports", sym), "hooked") << sym;
+  }
+}
+
+TEST_F(InputMonitorTest, InterleavedChannelsAndBatchedMovesFinishedOneByOne) {
+  ASSERT_EQ(h.Start(1000, 5000, 33), JANKPROBE_OK) << jankprobe_last_error();
+  jpfx_channel* window = jpfx_channel_open(33, JPFX_IO_BIONIC);
+  jpfx_channel* dialog = jpfx_channel_open(33, JPFX_IO_BIONIC);
+  jpfx_channel* ime = jpfx_channel_open(33, JPFX_IO_BIONIC);
+  ASSERT_TRUE(window && dialog && ime);
+  const int64_t t = static_cast<int64_t>(hook::MonotonicNs());
+  // The same seq numbers on different channels: only (fd, seq) tells them apart.
+  ASSERT_EQ(jpfx_publish_motion(window, 1, 0, t, 1), 0);
+  ASSERT_EQ(jpfx_publish_motion(dialog, 1, 0, t, 1), 0);
+  ASSERT_EQ(jpfx_publish_key(ime, 1, 0, t), 0);
+  for (uint32_t seq = 2; seq <= 6; ++seq) ASSERT_EQ(jpfx_publish_motion(window, seq, 2, t, 2), 0);
+  std::vector<Seen> seen;
+  auto consume = [&](jpfx_channel* ch) {
+    jpfx_event ev{};
+    Seen s{};
+    EXPECT_TRUE(ConsumeOne(ch, &ev, &s.before_recv, &s.after_recv));
+    s.fd = jpfx_app_fd(ch);
+    s.seq = ev.seq;
+    s.event_time = ev.event_time;
+    s.consume_time = ev.consume_time;
+    seen.push_back(s);
+    return seen.size() - 1;
+  };
+  // Read in interleaved order, the whole MOVE batch before finishing any of it.
+  const size_t w1 = consume(window), d1 = consume(dialog), i1 = consume(ime);
+  std::vector<size_t> moves;
+  for (int k = 0; k < 5; ++k) moves.push_back(consume(window));
+  // Finish out of order and one by one.
+  FinishBracketed(ime, &seen[i1]);
+  for (auto it = moves.rbegin(); it != moves.rend(); ++it) FinishBracketed(window, &seen[*it]);
+  FinishBracketed(dialog, &seen[d1]);
+  FinishBracketed(window, &seen[w1]);
+  const std::vector<Record> records = InputRecords();
+  EXPECT_EQ(records.size(), seen.size());
+  for (const Seen& s : seen) ExpectRecordMatches(records, s);
+  EXPECT_EQ(InputDetail("counters", "unmatched_finished"), "0");
+  EXPECT_EQ(InputDetail("counters", "pending"), "0");
+  jpfx_channel_close(window);
+  jpfx_channel_close(dialog);
+  jpfx_channel_close(ime);
+}
+
+TEST_F(InputMonitorTest, TimelineMessagesAndWouldBlockSendsAreNotFinishes) {
+  ASSERT_EQ(h.Start(1000, 5000, 33), JANKPROBE_OK) << jankprobe_last_error();
+  jpfx_channel* ch = jpfx_channel_open(33, JPFX_IO_BIONIC);
+  ASSERT_NE(ch, nullptr);
+  ASSERT_EQ(jpfx_publish_motion(ch, 7, 0, static_cast<int64_t>(hook::MonotonicNs()), 1), 0);
+  jpfx_event ev{};
+  Seen s{};
+  ASSERT_TRUE(ConsumeOne(ch, &ev, &s.before_recv, &s.after_recv));
+  s.fd = jpfx_app_fd(ch);
+  s.seq = ev.seq;
+  s.consume_time = ev.consume_time;
+  // TIMELINE for the same seq until the 32 KiB socket is full: none of them finishes the event.
+  int sent = 0;
+  int r;
+  while ((r = jpfx_send_timeline(ch, 7)) == 0) ++sent;
+  EXPECT_EQ(r, -EAGAIN);
+  EXPECT_GT(sent, 10);
+  // FINISHED would block now: that send failed, so it finishes nothing.
+  EXPECT_EQ(jpfx_finish(ch, 7, 1, s.consume_time), -EAGAIN);
+  EXPECT_EQ(FindRecord(InputRecords(), s.fd, s.seq), nullptr);
+  SleepUntil(hook::MonotonicNs() + 3 * hook::kNsPerMs);
+  uint32_t fseq;
+  int handled, timelines = 0;
+  int64_t consume;
+  while (jpfx_dispatcher_receive(ch, &fseq, &handled, &consume) == 2) ++timelines;
+  EXPECT_EQ(timelines, sent);
+  // The retry that goes through is the finish.
+  FinishBracketed(ch, &s);
+  ExpectRecordMatches(InputRecords(), s);
+  jpfx_channel_close(ch);
+}
+
+TEST_F(InputMonitorTest, ForeignTrafficGarbageAndWrongSizesNeverFinishAnything) {
+  ASSERT_EQ(h.Start(1000, 5000, 33), JANKPROBE_OK) << jankprobe_last_error();
+  jpfx_channel* ch = jpfx_channel_open(33, JPFX_IO_BIONIC);
+  ASSERT_NE(ch, nullptr);
+  const int app = jpfx_app_fd(ch), disp = jpfx_dispatcher_fd(ch);
+  ASSERT_EQ(jpfx_publish_key(ch, 9, 0, static_cast<int64_t>(hook::MonotonicNs())), 0);
+  jpfx_event ev{};
+  Seen s{};
+  ASSERT_TRUE(ConsumeOne(ch, &ev, &s.before_recv, &s.after_recv));
+  s.fd = app;
+  s.seq = 9;
+  s.consume_time = ev.consume_time;
+
+  // A FINISHED for seq 9 that is perfect in every byte, but on other sockets of the same library.
+  uint8_t finished[24] = {};
+  const uint32_t type = 2, seq = 9;
+  std::memcpy(finished, &type, 4);
+  std::memcpy(finished + 4, &seq, 4);
+  finished[8] = 1;
+  const int64_t ct = ev.consume_time;
+  std::memcpy(finished + 16, &ct, 8);
+  for (int sock_type : {SOCK_DGRAM, SOCK_SEQPACKET, SOCK_STREAM}) {
+    int fds[2];
+    ASSERT_EQ(jpfx_socketpair(sock_type, fds), 0);
+    for (int io : {JPFX_IO_BIONIC, JPFX_IO_OLD_BIONIC, JPFX_IO_GLIBC}) {
+      EXPECT_EQ(jpfx_send_raw(io, fds[0], finished, sizeof finished), 24);
+      uint8_t buf[64];
+      EXPECT_EQ(jpfx_recv_raw(io, fds[1], buf, sizeof buf), 24);
+    }
+    close(fds[0]);
+    close(fds[1]);
+  }
+  // On the channel itself: short, garbage, wrong sizes, unknown types, impossible fields.
+  std::vector<std::vector<uint8_t>> bad;
+  bad.push_back({1, 2, 3});                                       // short
+  bad.push_back(std::vector<uint8_t>(24, 0xFF));                  // unknown type
+  {
+    std::vector<uint8_t> p(finished, finished + 24);
+    p.resize(23);                                                 // FINISHED, one byte short
+    bad.push_back(p);
+    p.assign(finished, finished + 24);
+    p.resize(32);                                                 // FINISHED, too long
+    bad.push_back(p);
+    p.assign(finished, finished + 24);
+    std::memset(p.data() + 4, 0, 4);                              // seq 0
+    bad.push_back(p);
+    p.assign(finished, finished + 24);
+    p[8] = 7;                                                     // handled is a bool
+    bad.push_back(p);
+    p.assign(finished, finished + 24);
+    std::memset(p.data() + 16, 0, 8);                             // no consumeTime
+    bad.push_back(p);
+    p.assign(finished, finished + 24);
+    const uint32_t t99 = 99;
+    std::memcpy(p.data(), &t99, 4);                               // unknown type, right size
+    bad.push_back(p);
+  }
+  uint8_t inbuf[4096];
+  const size_t cap = jpfx_message_size(33);
+  for (const auto& p : bad) {
+    // App -> dispatcher (a send the monitor sees) and dispatcher -> app (a read the monitor sees, with the
+    // InputMessage-sized recv a real consumer makes).
+    EXPECT_EQ(jpfx_send_raw(JPFX_IO_BIONIC, app, p.data(), p.size()), static_cast<long>(p.size()));
+    EXPECT_EQ(jpfx_send_raw(JPFX_IO_BIONIC, disp, p.data(), p.size()), static_cast<long>(p.size()));
+    EXPECT_EQ(jpfx_recv_raw(JPFX_IO_BIONIC, app, inbuf, cap), static_cast<long>(p.size()));
+    EXPECT_EQ(jpfx_recv_raw(JPFX_IO_BIONIC, disp, inbuf, cap), static_cast<long>(p.size()));
+  }
+  // Motions with impossible pointer counts, read by the app.
+  for (uint32_t count : {0u, 17u, 1000u}) {
+    std::vector<uint8_t> p(jpfx_motion_size(33, 1), 0);
+    const uint32_t motion = 1, s2 = 11;
+    std::memcpy(p.data(), &motion, 4);
+    std::memcpy(p.data() + 4, &s2, 4);
+    std::memcpy(p.data() + 12, &count, 4);
+    EXPECT_GT(jpfx_send_raw(JPFX_IO_BIONIC, disp, p.data(), p.size()), 0);
+    EXPECT_GT(jpfx_recv_raw(JPFX_IO_BIONIC, app, inbuf, cap), 0);
+  }
+  const std::vector<Record> before = InputRecords();
+  EXPECT_EQ(FindRecord(before, app, 9), nullptr) << "a foreign or malformed packet finished the event";
+  EXPECT_TRUE(before.empty());
+  EXPECT_NE(InputDetail("counters", "received_bad_size"), "0");
+  EXPECT_NE(InputDetail("counters", "sent_bad_field"), "0");
+  EXPECT_EQ(InputDetail("counters", "fd_mode_channels"), "0");
+  // The real FINISHED still matches.
+  FinishBracketed(ch, &s);
+  const std::vector<Record> after = InputRecords();
+  ExpectRecordMatches(after, s);
+  EXPECT_EQ(after.size(), 1u);
+  jpfx_channel_close(ch);
+}
+
+TEST_F(InputMonitorTest, StuckEventCapturesTheStackWhileStuckAndReportsOnce) {
+  ASSERT_EQ(h.Start(/*lag_ms=*/40, /*anr_ms=*/5000, 34), JANKPROBE_OK) << jankprobe_last_error();
+  jpfx_channel* ch = jpfx_channel_open(34, JPFX_IO_BIONIC);
+  ASSERT_NE(ch, nullptr);
+  // A quick one first: no report for it.
+  ASSERT_EQ(jpfx_publish_motion(ch, 1, 0, static_cast<int64_t>(hook::MonotonicNs()), 1), 0);
+  jpfx_event ev{};
+  Seen quick{};
+  ASSERT_TRUE(ConsumeOne(ch, &ev, &quick.before_recv, &quick.after_recv));
+  quick.fd = jpfx_app_fd(ch);
+  quick.seq = 1;
+  quick.consume_time = ev.consume_time;
+  FinishBracketed(ch, &quick);
+
+  ASSERT_EQ(jpfx_publish_motion(ch, 2, 1, static_cast<int64_t>(hook::MonotonicNs()), 1), 0);
+  Seen stuck{};
+  ASSERT_TRUE(ConsumeOne(ch, &ev, &stuck.before_recv, &stuck.after_recv));
+  stuck.fd = jpfx_app_fd(ch);
+  stuck.seq = 2;
+  stuck.consume_time = ev.consume_time;
+  stuck.scripted_handle_ns = 120 * static_cast<int64_t>(hook::kNsPerMs);
+  SleepUntil(stuck.after_recv + static_cast<uint64_t>(stuck.scripted_handle_ns));
+  FinishBracketed(ch, &stuck);
+
+  const auto reports = h.Reports("touch_lag", 1, 3000);
+  ASSERT_EQ(reports.size(), 1u);
+  const auto& r = reports[0];
+  EXPECT_EQ(r["fields"]["seq"].GetUint(), 2u);
+  EXPECT_STREQ(r["fields"]["action"].GetString(), "UP");
+  EXPECT_TRUE(r["stack_captured_while_stuck"].GetBool());
+  ASSERT_EQ(r["stack"].Size(), 2u);
+  {
+    std::lock_guard<std::mutex> lock(h.mu);
+    ASSERT_EQ(h.capture_times.size(), 1u);
+    // Captured after lag_ms from the read and before the finish: while the app was stuck.
+    EXPECT_GE(h.capture_times[0], stuck.before_recv + 40 * hook::kNsPerMs);
+    EXPECT_LT(h.capture_times[0], stuck.before_finish);
+  }
+  ExpectRecordMatches(InputRecords(), stuck);
+  // Nothing else arrives for it later (one report per event).
+  EXPECT_EQ(h.Reports("touch_lag", 2, 200).size(), 1u);
+  EXPECT_EQ(h.Reports("input_anr").size(), 0u);
+  jpfx_channel_close(ch);
+}
+
+TEST_F(InputMonitorTest, StillUnfinishedAtAnrMsGivesAnInputAnrRightAway) {
+  ASSERT_EQ(h.Start(/*lag_ms=*/30, /*anr_ms=*/250, 33), JANKPROBE_OK) << jankprobe_last_error();
+  jpfx_channel* ch = jpfx_channel_open(33, JPFX_IO_BIONIC);
+  ASSERT_NE(ch, nullptr);
+  ASSERT_EQ(jpfx_publish_key(ch, 5, 0, static_cast<int64_t>(hook::MonotonicNs())), 0);
+  jpfx_event ev{};
+  Seen s{};
+  ASSERT_TRUE(ConsumeOne(ch, &ev, &s.before_recv, &s.after_recv));
+  s.fd = jpfx_app_fd(ch);
+  s.seq = 5;
+  s.consume_time = ev.consume_time;
+  // Still holding the event: the ANR report must come without a finish.
+  const auto anrs = h.Reports("input_anr", 1, 3000);
+  const uint64_t seen_at = hook::MonotonicNs();
+  ASSERT_EQ(anrs.size(), 1u);
+  EXPECT_GE(seen_at, s.before_recv + 250 * hook::kNsPerMs);
+  EXPECT_GE(anrs[0]["dur_ms"].GetDouble(), 250.0 - 1e-6);
+  EXPECT_FALSE(anrs[0]["fields"]["finished"].GetBool());
+  EXPECT_TRUE(anrs[0]["stack_captured_while_stuck"].GetBool());
+  EXPECT_EQ(h.Reports("key_lag").size(), 0u);
+  FinishBracketed(ch, &s);
+  const auto lags = h.Reports("key_lag", 1, 3000);
+  ASSERT_EQ(lags.size(), 1u);
+  EXPECT_TRUE(lags[0]["fields"]["anr_reported"].GetBool());
+  ExpectRecordMatches(InputRecords(), s);
+  jpfx_channel_close(ch);
+}
+
+TEST_F(InputMonitorTest, UnknownReleaseFallsBackToFdTimingNeverGuessingFields) {
+  ASSERT_EQ(h.Start(1000, 5000, /*api=*/25), JANKPROBE_OK) << jankprobe_last_error();  // 7.1: no layout
+  EXPECT_EQ(InputDetail("imports", "recvfrom"), "hooked");
+  jpfx_channel* ch = jpfx_channel_open(33, JPFX_IO_BIONIC);
+  ASSERT_NE(ch, nullptr);
+  ASSERT_EQ(jpfx_publish_motion(ch, 3, 0, static_cast<int64_t>(hook::MonotonicNs()), 1), 0);
+  jpfx_event ev{};
+  Seen s{};
+  ASSERT_TRUE(ConsumeOne(ch, &ev, &s.before_recv, &s.after_recv));
+  s.fd = jpfx_app_fd(ch);
+  SleepUntil(s.after_recv + 2 * hook::kNsPerMs);
+  s.before_finish = hook::MonotonicNs();
+  ASSERT_EQ(jpfx_finish(ch, 3, 1, ev.consume_time), 0);
+  s.after_finish = hook::MonotonicNs();
+  std::vector<Record> fd_records;
+  for (const Record& r : InputRecords()) {
+    if (r.fd == s.fd) fd_records.push_back(r);
+  }
+  ASSERT_EQ(fd_records.size(), 1u);
+  EXPECT_EQ(fd_records[0].mode, "fd");
+  EXPECT_EQ(fd_records[0].seq, -1) << "no seq may be decoded without a layout";
+  EXPECT_GE(fd_records[0].ts_ns, s.before_recv);
+  EXPECT_LE(fd_records[0].ts_ns, s.after_recv);
+  EXPECT_GE(fd_records[0].ts_ns + fd_records[0].dur_ns, s.before_finish);
+  EXPECT_LE(fd_records[0].ts_ns + fd_records[0].dur_ns, s.after_finish);
+  jpfx_channel_close(ch);
+}
+
+TEST_F(InputMonitorTest, AChannelWhosePacketsNeverValidateIsFdTimed) {
+  // Configured for Android 11, the channel speaks Android 13: its InputMessage-sized reads never validate.
+  ASSERT_EQ(h.Start(1000, 5000, 30), JANKPROBE_OK) << jankprobe_last_error();
+  jpfx_channel* ch = jpfx_channel_open(33, JPFX_IO_BIONIC);
+  ASSERT_NE(ch, nullptr);
+  int fd_records = 0;
+  for (uint32_t seq = 1; seq <= 6; ++seq) {
+    ASSERT_EQ(jpfx_publish_motion(ch, seq, 2, static_cast<int64_t>(hook::MonotonicNs()), 2), 0);
+    jpfx_event ev{};
+    uint64_t b, a;
+    ASSERT_TRUE(ConsumeOne(ch, &ev, &b, &a));
+    ASSERT_EQ(jpfx_finish(ch, seq, 1, ev.consume_time), 0);
+  }
+  for (const Record& r : InputRecords()) {
+    EXPECT_EQ(r.mode, "fd");
+    EXPECT_EQ(r.seq, -1);
+    fd_records += r.fd == jpfx_app_fd(ch);
+  }
+  EXPECT_EQ(InputDetail("counters", "fd_mode_channels"), "1");
+  // The first reads are only counted; from the switch on every read -> send is timed.
+  EXPECT_GE(fd_records, 2);
+  EXPECT_LE(fd_records, 6);
+  jpfx_channel_close(ch);
+}
+
+TEST_F(InputMonitorTest, SwitchingInputOffAndOnWhileEventsFlow) {
+  ASSERT_EQ(h.Start(1000, 5000, 33), JANKPROBE_OK) << jankprobe_last_error();
+  jpfx_channel* ch = jpfx_channel_open(33, JPFX_IO_BIONIC);
+  ASSERT_NE(ch, nullptr);
+  std::atomic<bool> stop{false};
+  std::mutex seen_mu;
+  std::vector<Seen> seen;
+  // The app and the dispatcher on their own threads; this thread flips the remote flag.
+  std::thread app([&] {
+    uint32_t seq = 1;
+    while (!stop.load()) {
+      if (jpfx_publish_motion(ch, seq, 2, static_cast<int64_t>(hook::MonotonicNs()), 1) != 0) break;
+      jpfx_event ev{};
+      Seen s{};
+      if (!ConsumeOne(ch, &ev, &s.before_recv, &s.after_recv)) break;
+      s.fd = jpfx_app_fd(ch);
+      s.seq = ev.seq;
+      s.before_finish = hook::MonotonicNs();
+      if (jpfx_finish(ch, ev.seq, 1, ev.consume_time) != 0) break;
+      s.after_finish = hook::MonotonicNs();
+      uint32_t f;
+      int hd;
+      int64_t c;
+      while (jpfx_dispatcher_receive(ch, &f, &hd, &c) != 1) {
+      }
+      {
+        std::lock_guard<std::mutex> lock(seen_mu);
+        seen.push_back(s);
+      }
+      ++seq;
+    }
+  });
+  for (int i = 0; i < 20; ++i) {
+    SleepUntil(hook::MonotonicNs() + 2 * hook::kNsPerMs);
+    ASSERT_EQ(jankprobe_configure(Harness::Config(1000, 5000, 33, i % 2 == 1).c_str()), JANKPROBE_OK)
+        << jankprobe_last_error();
+  }
+  SleepUntil(hook::MonotonicNs() + 5 * hook::kNsPerMs);
+  stop = true;
+  app.join();
+  EXPECT_EQ(InputDetail("imports", "recvfrom"), "hooked");
+  // Every record the monitor wrote is a real event with the right times; none is made up.
+  const std::vector<Record> records = InputRecords();
+  EXPECT_FALSE(records.empty());
+  std::lock_guard<std::mutex> lock(seen_mu);
+  EXPECT_GT(seen.size(), records.size() / 2);
+  for (const Record& r : records) {
+    bool matched = false;
+    for (const Seen& s : seen) {
+      if (s.seq == r.seq && r.fd == s.fd) {
+        matched = true;
+        EXPECT_GE(r.ts_ns, s.before_recv);
+        EXPECT_LE(r.ts_ns, s.after_recv);
+        EXPECT_GE(r.ts_ns + r.dur_ns, s.before_finish);
+        EXPECT_LE(r.ts_ns + r.dur_ns, s.after_finish);
+      }
+    }
+    EXPECT_TRUE(matched) << "record seq " << r.seq;
+  }
+  jpfx_channel_close(ch);
+}
+
+TEST_F(InputMonitorTest, StopWithEventsPendingLeavesNothingBehind) {
+  ASSERT_EQ(h.Start(/*lag_ms=*/20, 5000, 33), JANKPROBE_OK) << jankprobe_last_error();
+  jpfx_channel* ch = jpfx_channel_open(33, JPFX_IO_BIONIC);
+  ASSERT_NE(ch, nullptr);
+  std::vector<jpfx_event> held;
+  for (uint32_t seq = 1; seq <= 3; ++seq) {
+    ASSERT_EQ(jpfx_publish_motion(ch, seq, 2, static_cast<int64_t>(hook::MonotonicNs()), 1), 0);
+    jpfx_event ev{};
+    uint64_t b, a;
+    ASSERT_TRUE(ConsumeOne(ch, &ev, &b, &a));
+    held.push_back(ev);
+  }
+  EXPECT_EQ(InputDetail("counters", "pending"), "3");
+  jankprobe_stop();
+  const size_t reports_at_stop = h.Reports("touch_lag").size();
+  // Finishing after stop: the proxies are out, nothing is recorded or reported, nothing fires later.
+  for (const jpfx_event& ev : held) ASSERT_EQ(jpfx_finish(ch, ev.seq, 1, ev.consume_time), 0);
+  SleepUntil(hook::MonotonicNs() + 60 * hook::kNsPerMs);
+  EXPECT_EQ(h.Reports("touch_lag").size(), reports_at_stop);
+  // A fresh start sees a clean table.
+  ASSERT_EQ(h.Start(1000, 5000, 33), JANKPROBE_OK);
+  EXPECT_EQ(InputDetail("counters", "pending"), "0");
+  jpfx_channel_close(ch);
+}
+
+}  // namespace
+}  // namespace jp::input::testing
