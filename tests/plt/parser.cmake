@@ -15,7 +15,7 @@ if(JP_PLT_FOREIGN_ABIS)
   list(APPEND _jp_parser_defs JP_HAVE_FOREIGN_FIXTURES=1)
 endif()
 
-foreach(suite IN ITEMS sleb128 aps2_decoder segment_map reloc_types elf_image elf_image_malformed elf_image_packed)
+foreach(suite IN ITEMS sleb128 aps2_decoder segment_map dynamic_section reloc_types elf_image elf_image_malformed elf_image_packed)
   jp_add_gtest(${suite}_test SOURCES ${_jp_parser_tests}/${suite}_test.cc LIBS jp_plt jp_plt_parser_test_util TIMEOUT 120)
   target_compile_definitions(${suite}_test PRIVATE ${_jp_parser_defs})
   add_dependencies(${suite}_test jp_plt_fixtures)
