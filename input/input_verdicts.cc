@@ -45,7 +45,7 @@ hook::Report InputTracker::BuildReport(const PendingEvent& e, const char* type, 
   r.fields.push_back(hook::ReportField::String("mode", e.fd_mode ? "fd" : "seq"));
   r.fields.push_back(hook::ReportField::Double("handle_ms", Ms(static_cast<int64_t>(dur_ns))));
   if (!e.fd_mode) {
-    r.fields.push_back(hook::ReportField::Int("seq", e.seq));
+    r.fields.push_back(hook::ReportField::Int("event_seq", e.seq));
     r.fields.push_back(hook::ReportField::String("event", e.type == EventType::kKey ? "key" : "motion"));
     r.fields.push_back(hook::ReportField::String("action", ActionNameByIndex(e.action_index)));
     r.fields.push_back(hook::ReportField::Double("dispatch_ms", Ms(static_cast<int64_t>(e.read_ns) - e.event_time_ns)));

@@ -55,8 +55,12 @@ struct Harness {
     hook::SetStackCaptureHook(&Capture, this);
     hook::SetMainThreadTid(static_cast<uint32_t>(hook::CurrentTid()));
     jankprobe_set_report_listener(&OnReport, this);
-    return jankprobe_start(Config(lag_ms, anr_ms, api).c_str());
+    const int rc = jankprobe_start(Config(lag_ms, anr_ms, api).c_str());
+    // The plugin keeps its timeline across stop/start: look only at what this run appends.
+    if (const hook::PluginContext* ctx = hook::CurrentPluginContext()) g_first_ticket = ctx->timeline->appended();
+    return rc;
   }
+  static inline uint64_t g_first_ticket = 0;
   static std::string Config(int lag_ms, int anr_ms, int api, bool enabled = true) {
     return "{\"input\": {\"enabled\": " + std::string(enabled ? "true" : "false") +
            ", \"lag_ms\": " + std::to_string(lag_ms) + ", \"anr_ms\": " + std::to_string(anr_ms) +
@@ -104,7 +108,7 @@ inline std::vector<Record> InputRecords() {
   const hook::PluginContext* ctx = hook::CurrentPluginContext();
   if (ctx == nullptr) return out;
   const hook::StringTable& strings = ctx->timeline->strings();
-  for (const hook::Event& e : ctx->timeline->Snapshot().events) {
+  for (const hook::Event& e : ctx->timeline->Read(Harness::g_first_ticket).events) {
     if (e.kind != hook::EventKind::kInputKey && e.kind != hook::EventKind::kInputMotion) continue;
     Record r{e.kind, std::string(strings.Lookup(e.name)), e.ts_ns, e.dur_ns, e.tid, -1, -1, ""};
     for (const hook::EventArg& a : e.args) {

