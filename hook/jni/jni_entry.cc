@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 
+#include "hook/jni/jni_refs.h"
 #include "hook/jni/jni_util.h"
 #include "hook/monitor.h"
 #include "hook/timeline.h"
@@ -171,10 +172,14 @@ extern "C" JNIEXPORT jint JNI_OnLoad(JavaVM* vm, void*) {
   JNIEnv* env = nullptr;
   if (vm->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_1_6) != JNI_OK) return JNI_ERR;
   jp::jni::g_refs.vm = vm;
+  jp::jni::SetVm(vm);
   std::string why;
   if (!jp::jni::Resolve(env, &why)) {
     fprintf(stderr, "jankprobe: JNI_OnLoad failed: %s\n", why.c_str());
     return JNI_ERR;
   }
+  // The monitors' own references: a failure there only disables that monitor (its Start says why).
+  jp::jni::ResolveMonitorRefs(env);
+  jp::jni::RegisterIdleNatives(env, nullptr);
   return JNI_VERSION_1_6;
 }

@@ -1,0 +1,87 @@
+// Global class references and member IDs the JNI monitors (idle/, barrier/) use, resolved once in
+// JNI_OnLoad on the thread that loads the library: that is the only place where FindClass sees the app's
+// class loader (com.jankprobe.TimingIdleHandlerList lives there); a watchdog or control thread attached
+// later would only find boot classes.
+//
+// Each monitor's set is resolved independently. A member that is missing, renamed or denied by the
+// hidden-API rules (NoSuchFieldError / NoSuchMethodError) marks only that set unusable with a readable
+// reason; the exception is cleared and JNI_OnLoad still succeeds, so the other monitors run.
+#ifndef JANKPROBE_HOOK_JNI_JNI_REFS_H_
+#define JANKPROBE_HOOK_JNI_JNI_REFS_H_
+
+#include <jni.h>
+
+#include <string>
+
+namespace jp::jni {
+
+// android.os classes and calls both monitors need to find the main queue.
+struct QueueRefs {
+  bool ok = false;
+  std::string why;  // set when !ok
+  jclass looper = nullptr;
+  jclass message_queue = nullptr;
+  jmethodID looper_get_main = nullptr;   // static Looper getMainLooper()
+  jmethodID looper_get_queue = nullptr;  // MessageQueue getQueue()
+  jclass system_clock = nullptr;
+  jmethodID uptime_millis = nullptr;     // static long SystemClock.uptimeMillis()
+};
+
+struct IdleRefs {
+  bool ok = false;
+  std::string why;
+  jfieldID idle_handlers = nullptr;       // MessageQueue.mIdleHandlers (ArrayList<IdleHandler>)
+  jclass timing_list = nullptr;           // com.jankprobe.TimingIdleHandlerList
+  jmethodID timing_list_ctor = nullptr;   // (Collection)
+  jmethodID timing_list_unwrapped = nullptr;  // ArrayList unwrapped()
+};
+
+struct BarrierRefs {
+  bool ok = false;
+  std::string why;
+  jfieldID messages = nullptr;            // MessageQueue.mMessages
+  jmethodID queue_is_idle = nullptr;      // boolean isIdle()
+  jmethodID remove_sync_barrier = nullptr;  // void removeSyncBarrier(int)
+  jclass message = nullptr;
+  jfieldID msg_target = nullptr;          // Message.target (Handler)
+  jfieldID msg_when = nullptr;            // Message.when (long, uptimeMillis)
+  jfieldID msg_arg1 = nullptr;            // Message.arg1 (the barrier token)
+  jmethodID msg_obtain = nullptr;         // static Message obtain(Handler, int)
+  jmethodID msg_set_async = nullptr;      // void setAsynchronous(boolean)
+  jclass handler = nullptr;
+  jmethodID handler_ctor = nullptr;       // Handler(Looper)
+  jmethodID handler_send = nullptr;       // boolean sendMessage(Message)
+  jmethodID handler_send_delayed = nullptr;  // boolean sendMessageDelayed(Message, long)
+  jmethodID handler_has = nullptr;        // boolean hasMessages(int)
+  jmethodID handler_remove = nullptr;     // void removeMessages(int)
+};
+
+// Resolves every set (called from JNI_OnLoad). Never leaves an exception pending.
+void ResolveMonitorRefs(JNIEnv* env);
+
+JavaVM* Vm();  // nullptr until JNI_OnLoad ran
+void SetVm(JavaVM* vm);
+
+const QueueRefs& Queue();
+const IdleRefs& Idle();
+const BarrierRefs& Barrier();
+
+// A local reference to the main thread's MessageQueue, or nullptr with *why (no main looper yet, or a
+// lookup threw).
+jobject MainQueue(JNIEnv* env, std::string* why);
+// A local reference to the main Looper, or nullptr with *why.
+jobject MainLooper(JNIEnv* env, std::string* why);
+
+// The natives of TimingIdleHandlerList forward here. The idle monitor installs its functions at start; with
+// none installed the calls do nothing, so a wrapper still in flight after stop is harmless. Static storage.
+struct IdleHooks {
+  jlong (*begin)(JNIEnv* env, jstring handler_class);
+  void (*end)(JNIEnv* env, jlong token, jstring handler_class, jboolean keep);
+};
+void SetIdleHooks(const IdleHooks* hooks);  // nullptr uninstalls
+// Registers TimingIdleHandlerList's natives (JNI_OnLoad calls it after resolving).
+bool RegisterIdleNatives(JNIEnv* env, std::string* why);
+
+}  // namespace jp::jni
+
+#endif  // JANKPROBE_HOOK_JNI_JNI_REFS_H_
