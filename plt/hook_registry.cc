@@ -372,24 +372,38 @@ Status RemoveHook(jp_plt_hook* hook, int* out) {
 void RefreshAfterLoad() {
   std::unique_lock<std::mutex> lock(EngineMutex());
   std::set<ModuleKey> loaded;
+  std::set<ModuleKey> seen = SeenModules();
   ForEachLoadedModule([&](const LoadedModule& module) {
     try {
-      loaded.insert(KeyOf(module));
+      ModuleKey key = KeyOf(module);
+      loaded.insert(key);
+      // A library that was dlclose'd and loaded again may come back at the same address with the same
+      // program headers, so its key alone cannot tell it from the old one. Its slots can: a record whose
+      // slot holds the original target again (or the module's own PLT stub) no longer has our proxy in
+      // its chain. Such records are dropped and the module is looked at again below.
+      for (jp_plt_hook* hook : AllHooks()) {
+        size_t before = hook->records.size();
+        hook->records.erase(std::remove_if(hook->records.begin(), hook->records.end(),
+                                           [&](const SlotRecord& r) {
+                                             if (!(r.module == key)) return false;
+                                             void* value = ReadSlot(r.slot);
+                                             return value != hook->proxy &&
+                                                    (value == r.prev || module.Contains(reinterpret_cast<uintptr_t>(value)));
+                                           }),
+                            hook->records.end());
+        if (hook->records.size() != before) seen.erase(key);
+      }
     } catch (const std::bad_alloc&) {
     }
     return true;
   });
-  std::set<ModuleKey> seen = SeenModules();
   // Forget slots of unloaded modules: their memory is gone, and the address may be reused.
   for (jp_plt_hook* hook : AllHooks()) {
-    size_t before = hook->records.size();
     hook->records.erase(std::remove_if(hook->records.begin(), hook->records.end(),
                                        [&](const SlotRecord& r) { return loaded.count(r.module) == 0; }),
                         hook->records.end());
-    if (hook->records.size() != before) {
-      Publish(hook);
-      UpdateSlotCount(hook);
-    }
+    Publish(hook);
+    UpdateSlotCount(hook);
   }
   std::vector<jp_plt_hook*> active;
   for (jp_plt_hook* hook : AllHooks()) {

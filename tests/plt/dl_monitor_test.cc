@@ -78,6 +78,30 @@ TEST(PendingHook, NullCallerCoversLibrariesLoadedLater) {
   EXPECT_EQ(jp_plt_hook_remove(hook), JP_PLT_OK);
 }
 
+// dlclose + dlopen of the same library: it often comes back at the same address, where the engine's
+// records of the old copy look like the new one's. The hook must be in the new copy, counted once.
+TEST(PendingHook, LibraryUnloadedAndLoadedAgainIsHookedAgain) {
+  using Hook = AddHook<5>;
+  jp_plt_hook* hook = Hook::Install("libjp_hook_pending_d.so");
+  ASSERT_NE(hook, nullptr) << jp_plt_last_error();
+  size_t first_slots = 0;
+  for (int round = 0; round < 3; ++round) {
+    void* handle = jp_fixture_dlopen(JP_HOOK_PENDING_D_PATH, RTLD_NOW);
+    ASSERT_NE(handle, nullptr) << dlerror();
+    if (round == 0) first_slots = jp_plt_hook_slot_count(hook);
+    EXPECT_GE(first_slots, 1u);
+    EXPECT_EQ(jp_plt_hook_slot_count(hook), first_slots) << "round " << round;
+    auto call_add = reinterpret_cast<AddFnPtr>(dlsym(handle, "pending_d_call_add"));
+    ASSERT_NE(call_add, nullptr);
+    unsigned long before = Hook::calls, target = jp_target_calls();
+    EXPECT_EQ(call_add(3, 3), 6);
+    EXPECT_EQ(Hook::calls - before, 1u) << "round " << round;
+    EXPECT_EQ(jp_target_calls() - target, 1u);
+    ASSERT_EQ(dlclose(handle), 0);
+  }
+  EXPECT_EQ(jp_plt_hook_remove(hook), JP_PLT_OK) << jp_plt_last_error();
+}
+
 TEST(PendingHook, RemoveBeforeLoadMeansNothingIsInstalled) {
   using Hook = AddHook<4>;
   jp_plt_hook* hook = Hook::Install("libjp_hook_never_loaded.so");

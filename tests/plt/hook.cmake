@@ -5,7 +5,8 @@ set(jp_hook_fixture_paths
   JP_HOOK_FULL_PATH="$<TARGET_FILE:jp_hook_full>"
   JP_HOOK_PENDING_A_PATH="$<TARGET_FILE:jp_hook_pending_a>"
   JP_HOOK_PENDING_B_PATH="$<TARGET_FILE:jp_hook_pending_b>"
-  JP_HOOK_PENDING_C_PATH="$<TARGET_FILE:jp_hook_pending_c>")
+  JP_HOOK_PENDING_C_PATH="$<TARGET_FILE:jp_hook_pending_c>"
+  JP_HOOK_PENDING_D_PATH="$<TARGET_FILE:jp_hook_pending_d>")
 set(jp_hook_callers jp_hook_target jp_hook_lazy jp_hook_partial jp_hook_full jp_hook_noplt jp_hook_data jp_hook_loader)
 
 foreach(suite plt_api hook_registry dl_monitor hook_stress)
@@ -14,7 +15,7 @@ foreach(suite plt_api hook_registry dl_monitor hook_stress)
     LIBS jankprobe ${jp_hook_callers})
   target_compile_definitions(${suite}_test PRIVATE ${jp_hook_fixture_paths})
   # Loaded with dlopen only; built before the test runs.
-  add_dependencies(${suite}_test jp_hook_pending_a jp_hook_pending_b jp_hook_pending_c)
+  add_dependencies(${suite}_test jp_hook_pending_a jp_hook_pending_b jp_hook_pending_c jp_hook_pending_d)
 endforeach()
 
 foreach(suite module_list got_patcher)
