@@ -1,0 +1,68 @@
+// Cost the input monitor adds to an event's round trip on an InputChannel: the dispatcher sends a MOTION,
+// the app reads it (recvfrom), sends FINISHED (sendto), the dispatcher reads that. All four calls are made
+// by the host libinput.so, so with the monitor on all four go through its proxies. Same run, same socket,
+// hooks off then on.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <vector>
+
+#include "hook/clock.h"
+#include "hook/monitor.h"
+#include "input/input_monitor.h"
+#include "jankprobe/jankprobe.h"
+#include "tests/fixtures/libinput/input_channel.h"
+
+namespace {
+
+constexpr int kApi = 33;
+
+void RoundTrip(benchmark::State& state) {
+  const bool hooked = state.range(0) != 0;
+  jp::hook::RegisterMonitorFactory(jp::Monitor::kInput, jp::input::MakeInputMonitor);
+  for (jp::Monitor m : {jp::Monitor::kIdle, jp::Monitor::kBarrier, jp::Monitor::kLooper}) {
+    jp::hook::RegisterMonitorFactory(m, nullptr);
+  }
+  if (hooked && jankprobe_start("{\"input\": {\"lag_ms\": 60000, \"anr_ms\": 600000, \"android_api\": 33},"
+                                " \"idle\": {\"enabled\": false}, \"barrier\": {\"enabled\": false},"
+                                " \"looper\": {\"enabled\": false}}") != JANKPROBE_OK) {
+    state.SkipWithError(jankprobe_last_error());
+    return;
+  }
+  jpfx_channel* ch = jpfx_channel_open(kApi, JPFX_IO_OLD_BIONIC);
+  const int app = jpfx_app_fd(ch), disp = jpfx_dispatcher_fd(ch);
+  std::vector<uint8_t> motion(jpfx_motion_size(kApi, 1), 0), in(jpfx_message_size(kApi));
+  uint8_t finished[24] = {};
+  const uint32_t type_motion = 1, type_finished = 2, pointers = 1;
+  std::memcpy(motion.data(), &type_motion, 4);
+  std::memcpy(motion.data() + 12, &pointers, 4);
+  const int64_t t = static_cast<int64_t>(jp::hook::MonotonicNs());
+  std::memcpy(motion.data() + 16, &t, 8);
+  std::memcpy(finished, &type_finished, 4);
+  finished[8] = 1;
+  std::memcpy(finished + 16, &t, 8);
+  uint32_t seq = 0;
+  for (auto _ : state) {
+    ++seq;
+    std::memcpy(motion.data() + 4, &seq, 4);
+    std::memcpy(finished + 4, &seq, 4);
+    jpfx_send_raw(JPFX_IO_OLD_BIONIC, disp, motion.data(), motion.size());
+    benchmark::DoNotOptimize(jpfx_recv_raw(JPFX_IO_OLD_BIONIC, app, in.data(), in.size()));
+    jpfx_send_raw(JPFX_IO_OLD_BIONIC, app, finished, sizeof finished);
+    benchmark::DoNotOptimize(jpfx_recv_raw(JPFX_IO_OLD_BIONIC, disp, in.data(), in.size()));
+  }
+  state.counters["hooked"] = hooked;
+  jpfx_channel_close(ch);
+  if (hooked) jankprobe_stop();
+}
+BENCHMARK(RoundTrip)->Arg(0)->Arg(1)->Arg(0)->Arg(1);
+
+// The clock the proxies read twice per event: on a VM without a fast vDSO clock it dominates.
+void MonotonicClock(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(jp::hook::MonotonicNs());
+}
+BENCHMARK(MonotonicClock);
+
+}  // namespace
+
+BENCHMARK_MAIN();
