@@ -46,9 +46,9 @@ uint64_t* ValueField(uint64_t tag, DynamicInfo* d) {
   }
 }
 
-// How to read d_ptr values of a loaded module: as link-time vaddrs or as absolute addresses.
-// The decision is taken once, from DT_STRTAB (every dynamic object has one), and applied to every
-// pointer: ld.so rewrites all of them or none.
+// Whether a loaded module's .dynamic was relocated by its loader at all. Decided from DT_STRTAB,
+// which every dynamic object has and glibc always rewrites; the other d_ptr tags are then classified
+// one by one (see ParseDynamic), because glibc leaves some of them alone.
 enum class PointerMode { kVaddr, kAbsolute };
 
 bool InRange(uint64_t v, uint64_t lo, uint64_t hi) { return v >= lo && v < hi; }
