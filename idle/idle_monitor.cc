@@ -51,21 +51,28 @@ class IdleMonitor : public hook::MonitorImpl {
     if (env) {
       jni::ScopedLocalFrame frame(env, 8);
       const jni::IdleRefs& refs = jni::Idle();
-      QueueLock lock(env, queue_);
-      jobject current = env->GetObjectField(queue_, refs.idle_handlers);
-      // Put a plain list back only if ours is still there: someone else may have swapped it since.
-      if (!jni::TakeException(env, "read mIdleHandlers", &why) && current &&
-          env->IsInstanceOf(current, refs.timing_list)) {
-        jobject plain = env->CallObjectMethod(current, refs.timing_list_unwrapped);
-        if (!jni::TakeException(env, "TimingIdleHandlerList.unwrapped", &why) && plain) {
-          env->SetObjectField(queue_, refs.idle_handlers, plain);
-          jni::TakeException(env, "write mIdleHandlers", &why);
-        }
-      }
+      RestorePlainList(env, refs, &why);
       env->DeleteGlobalRef(queue_);
     }
     queue_ = nullptr;
     DeactivateTiming();
+  }
+
+  // Under the queue's lock, like the swap in; *why_out gets what went wrong (the list then stays as is).
+  void RestorePlainList(JNIEnv* env, const jni::IdleRefs& refs, std::string* why_out) {
+    std::string why;
+    QueueLock lock(env, queue_);
+    jobject current = env->GetObjectField(queue_, refs.idle_handlers);
+    // Put a plain list back only if ours is still there: someone else may have swapped it since.
+    if (!jni::TakeException(env, "read mIdleHandlers", &why) && current &&
+        env->IsInstanceOf(current, refs.timing_list)) {
+      jobject plain = env->CallObjectMethod(current, refs.timing_list_unwrapped);
+      if (!jni::TakeException(env, "TimingIdleHandlerList.unwrapped", &why) && plain) {
+        env->SetObjectField(queue_, refs.idle_handlers, plain);
+        jni::TakeException(env, "write mIdleHandlers", &why);
+      }
+    }
+    if (!why.empty()) *why_out = why;
   }
 
   std::string StatusJson() const override {

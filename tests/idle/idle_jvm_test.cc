@@ -1,0 +1,140 @@
+// The IdleHandler monitor on a real JVM with the faithful android.os stand-ins: handlers registered before
+// start keep running, every call is timed, a slow one is reported with a stack taken while it ran, removal
+// and false-return semantics survive the swap, and switching off puts back a plain list.
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <unistd.h>
+
+#include "tests/jvm/app_under_test.h"
+
+namespace jp::testing {
+namespace {
+
+constexpr int kLagMs = 150;
+const char* kConfig =
+    R"({"input":{"enabled":false},"looper":{"enabled":false},"barrier":{"enabled":false},"idle":{"lag_ms":150}})";
+
+class IdleJvmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const AppLaunch& launch = LaunchApp(kConfig);
+    if (!launch.ok) GTEST_SKIP() << "no JVM in this process: " << launch.why;
+    ASSERT_EQ(launch.start_rc, 0) << CallString("status");
+  }
+
+  rapidjson::Document Parse(const std::string& json) {
+    rapidjson::Document d;
+    d.Parse(json.c_str());
+    EXPECT_FALSE(d.HasParseError()) << json;
+    return d;
+  }
+};
+
+std::string IdleState() {
+  rapidjson::Document d;
+  d.Parse(CallString("status").c_str());
+  if (d.HasParseError() || !d.HasMember("monitors")) return "unparsable status";
+  return d["monitors"]["idle"]["state"].GetString();
+}
+
+TEST_F(IdleJvmTest, HandlerRegisteredBeforeStartIsKeptAndTimed) {
+  EXPECT_EQ(IdleState(), "on");
+  const std::string list = CallString("idleHandlersDescription");
+  EXPECT_EQ(list, "com.jankprobe.TimingIdleHandlerList[com.jankprobe.TimingIdleHandlerList$Timed]");
+  const int before = CallInt("earlyCalls");
+  ASSERT_EQ(CallInt("pokeMain"), 1);
+  EXPECT_GT(CallInt("earlyCalls"), before) << "the handler the app registered before start no longer runs";
+}
+
+TEST_F(IdleJvmTest, SlowHandlerIsReportedWithItsOwnStack) {
+  constexpr int kSleepMs = 450;
+  const auto t0 = std::chrono::steady_clock::now();
+  JavaResult r = Jvm()->CallStatic(kTestApp, "addSlowIdleHandler", "(J)I", {J(kSleepMs)});
+  ASSERT_TRUE(r.ok) << r.why;
+  const std::string json = AwaitReport("idle_lag", "SlowIdleHandler", 5000);
+  ASSERT_FALSE(json.empty()) << "no idle_lag report; status: " << CallString("status");
+  const double waited_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  rapidjson::Document d = Parse(json);
+  EXPECT_STREQ(d["monitor"].GetString(), "idle");
+  EXPECT_STREQ(d["handler"].GetString(), "com.example.app.SlowIdleHandler");
+  EXPECT_FALSE(d["keep"].GetBool());
+  EXPECT_EQ(d["lag_ms"].GetInt(), kLagMs);
+  // Ground truth: the handler sleeps kSleepMs; the measured call cannot be shorter, nor longer than the wait.
+  EXPECT_GE(d["dur_ms"].GetDouble(), kSleepMs);
+  EXPECT_LE(d["dur_ms"].GetDouble(), waited_ms);
+  ASSERT_TRUE(d.HasMember("stack")) << json;
+  EXPECT_TRUE(d["stack_captured_while_stuck"].GetBool());
+  bool has_method = false, has_queue = false;
+  for (const auto& f : d["stack"].GetArray()) {
+    const std::string frame = f["frame"].GetString();
+    has_method |= frame.find("com.example.app.SlowIdleHandler.prefetchEverything") != std::string::npos;
+    has_queue |= frame.find("android.os.MessageQueue.next") != std::string::npos;
+  }
+  EXPECT_TRUE(has_method) << json;
+  EXPECT_TRUE(has_queue) << json;
+
+  // It returned false: the queue removed it (through the wrapper) and it never runs again.
+  ASSERT_EQ(CallInt("pokeMain"), 1);
+  ASSERT_EQ(CallInt("pokeMain"), 1);
+  EXPECT_EQ(CallInt("slowCalls"), 1);
+  EXPECT_EQ(CallString("idleHandlersDescription"),
+            "com.jankprobe.TimingIdleHandlerList[com.jankprobe.TimingIdleHandlerList$Timed]");
+}
+
+TEST_F(IdleJvmTest, EveryCallIsOnTheTimelineWithItsClassName) {
+  ASSERT_EQ(CallInt("pokeMain"), 1);
+  char path[] = "/tmp/jp_idle_trace_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  JNIEnv* env = Jvm()->Env();
+  env->PushLocalFrame(4);
+  EXPECT_EQ(CallInt("exportTrace", "(Ljava/lang/String;)I", {L(Jvm()->NewString(path))}), 0);
+  env->PopLocalFrame(nullptr);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  unlink(path);
+  EXPECT_NE(text.str().find("com.example.app.CountingIdleHandler"), std::string::npos);
+  EXPECT_NE(text.str().find("idle.handler"), std::string::npos);
+}
+
+TEST_F(IdleJvmTest, RemoveIdleHandlerFindsTheWrappedHandler) {
+  const int added = CallInt("addCountingIdleHandler");
+  ASSERT_GE(added, 0);
+  ASSERT_EQ(CallInt("pokeMain"), 1);
+  EXPECT_GT(CallInt("countingCalls"), 0);
+  ASSERT_EQ(CallInt("removeCountingIdleHandler"), 1);
+  const int after_remove = CallInt("countingCalls");
+  ASSERT_EQ(CallInt("pokeMain"), 1);
+  ASSERT_EQ(CallInt("pokeMain"), 1);
+  EXPECT_EQ(CallInt("countingCalls"), after_remove);
+  EXPECT_EQ(CallString("idleHandlersDescription"),
+            "com.jankprobe.TimingIdleHandlerList[com.jankprobe.TimingIdleHandlerList$Timed]");
+}
+
+TEST_F(IdleJvmTest, SwitchingOffRestoresAPlainListWithTheAppsHandlers) {
+  ASSERT_EQ(Configure(R"({"input":{"enabled":false},"looper":{"enabled":false},"barrier":{"enabled":false},)"
+                      R"("idle":{"enabled":false}})"),
+            0);
+  EXPECT_EQ(IdleState(), "off");
+  EXPECT_EQ(CallString("idleHandlersDescription"), "java.util.ArrayList[com.example.app.CountingIdleHandler]");
+  const int before = CallInt("earlyCalls");
+  ASSERT_EQ(CallInt("pokeMain"), 1);
+  EXPECT_GT(CallInt("earlyCalls"), before);
+  // And back on: the same handler is taken over again.
+  ASSERT_EQ(Configure(kConfig), 0);
+  EXPECT_EQ(IdleState(), "on");
+  EXPECT_EQ(CallString("idleHandlersDescription"),
+            "com.jankprobe.TimingIdleHandlerList[com.jankprobe.TimingIdleHandlerList$Timed]");
+}
+
+}  // namespace
+}  // namespace jp::testing

@@ -1,0 +1,105 @@
+// The test app launched once per test process on the JVM harness: the stand-ins jar on the system class
+// path, jankprobe.jar + the test app jar in the app loader, libjankprobe.so loaded by com.example.app.TestApp,
+// and the main looper thread calling JankProbe.start(config). The paths come from the test target's compile
+// definitions (jp_add_jvm_test in jvm_harness.cmake).
+#ifndef JANKPROBE_TESTS_JVM_APP_UNDER_TEST_H_
+#define JANKPROBE_TESTS_JVM_APP_UNDER_TEST_H_
+
+#include <string>
+
+#include "tests/jvm/jvm_harness.h"
+
+namespace jp::testing {
+
+constexpr const char* kTestApp = "com.example.app.TestApp";
+
+inline jvalue L(jobject o) {
+  jvalue v{};
+  v.l = o;
+  return v;
+}
+inline jvalue J(jlong j) {
+  jvalue v{};
+  v.j = j;
+  return v;
+}
+inline jvalue I(jint i) {
+  jvalue v{};
+  v.i = i;
+  return v;
+}
+
+struct AppLaunch {
+  bool ok = false;       // JVM up, library loaded, main thread started
+  std::string why;       // when !ok
+  int start_rc = 0;      // JankProbe.start's return code
+};
+
+// Launches on the first call; later calls return the first result.
+inline const AppLaunch& LaunchApp(const std::string& config) {
+  static AppLaunch launch = [&config] {
+    AppLaunch l;
+    JvmOptions options;
+    options.system_classpath = {JP_JVM_SYSTEM_CP};
+    options.app_classpath = {JP_JVM_JANKPROBE_JAR, JP_JVM_APP_JAR};
+    JvmHarness* jvm = JvmHarness::Start(options, &l.why);
+    if (!jvm) return l;
+    JNIEnv* env = jvm->Env();
+    JavaResult r = jvm->CallStatic(kTestApp, "loadNative", "(Ljava/lang/String;)V",
+                                   {L(jvm->NewString(JP_LIBJANKPROBE))});
+    if (!r.ok) {
+      l.why = "System.load(libjankprobe.so): " + r.why;
+      return l;
+    }
+    r = jvm->CallStatic(kTestApp, "startMain", "(Ljava/lang/String;)I", {L(jvm->NewString(config))});
+    if (!r.ok) {
+      l.why = "TestApp.startMain: " + r.why;
+      return l;
+    }
+    (void)env;
+    l.start_rc = r.value.i;
+    l.ok = true;
+    return l;
+  }();
+  return launch;
+}
+
+inline JvmHarness* Jvm() { return JvmHarness::Get(); }
+
+// The first report of `type` containing `needle` ("" = any) within timeout_ms, or "".
+inline std::string AwaitReport(const std::string& type, const std::string& needle, long timeout_ms) {
+  JvmHarness* jvm = Jvm();
+  JNIEnv* env = jvm->Env();
+  env->PushLocalFrame(8);
+  JavaResult r = jvm->CallStatic(kTestApp, "awaitReport", "(Ljava/lang/String;Ljava/lang/String;J)Ljava/lang/String;",
+                                 {L(jvm->NewString(type)),
+                                  L(needle.empty() ? nullptr : jvm->NewString(needle)),
+                                  J(timeout_ms)});
+  env->PopLocalFrame(nullptr);
+  return r.ok ? r.text : std::string();
+}
+
+inline std::string CallString(const char* method) {
+  JNIEnv* env = Jvm()->Env();
+  env->PushLocalFrame(8);
+  JavaResult r = Jvm()->CallStatic(kTestApp, method, "()Ljava/lang/String;");
+  env->PopLocalFrame(nullptr);
+  return r.ok ? r.text : "error: " + r.why;
+}
+
+inline int CallInt(const char* method, const char* sig = "()I", const std::vector<jvalue>& args = {}) {
+  JavaResult r = Jvm()->CallStatic(kTestApp, method, sig, args);
+  return r.ok ? r.value.i : -1000;
+}
+
+inline int Configure(const std::string& config) {
+  JNIEnv* env = Jvm()->Env();
+  env->PushLocalFrame(8);
+  const int rc = CallInt("configure", "(Ljava/lang/String;)I", {L(Jvm()->NewString(config))});
+  env->PopLocalFrame(nullptr);
+  return rc;
+}
+
+}  // namespace jp::testing
+
+#endif  // JANKPROBE_TESTS_JVM_APP_UNDER_TEST_H_
