@@ -82,6 +82,20 @@ bool TaskExists(pid_t tid) {
   return stat(("/proc/self/task/" + std::to_string(tid)).c_str(), &st) == 0;
 }
 
+// True once the thread is blocked in the kernel (state S in /proc): for the watchdog that means it sits
+// in its futex wait, having published what it sleeps towards. Polls, bounded.
+bool WaitUntilAsleep(pid_t tid) {
+  const uint64_t give_up = MonotonicNs() + 5 * kNsPerSec;
+  while (MonotonicNs() < give_up) {
+    std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t paren = stat.rfind(')');  // the command name may contain spaces; the state follows ") "
+    if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'S') return true;
+    std::this_thread::yield();
+  }
+  return false;
+}
+
 // join() returns once the thread has run its last instruction; the kernel unlists the task from /proc a
 // moment later. Waits (bounded) for that.
 bool TaskGone(pid_t tid) {
@@ -281,10 +295,9 @@ TEST(Watchdog, IdleThreadNeverWakesUp) {
   const pid_t tid = w.thread_tid();
   ASSERT_GT(tid, 0);
   // Let it reach its sleep: the first pass finds nothing and waits without a timeout.
-  const uint64_t give_up = MonotonicNs() + 5 * kNsPerSec;
-  while (w.stats().loop_iterations < 1 && MonotonicNs() < give_up) std::this_thread::yield();
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(WaitUntilAsleep(tid));
   const uint64_t iterations = w.stats().loop_iterations;
+  EXPECT_EQ(iterations, 1u);
   const uint64_t switches = VoluntarySwitches(tid);
   ASSERT_NE(switches, UINT64_MAX);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -295,7 +308,9 @@ TEST(Watchdog, IdleThreadNeverWakesUp) {
   FireLog log;
   ASSERT_TRUE(w.Arm(3, MonotonicNs() + 5 * kNsPerMs, RecordFire, &log));
   ASSERT_TRUE(log.counter.WaitFor(1));
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Once the callback returned (counted), the only place the thread can block is its futex wait.
+  ASSERT_EQ(FiredCount(w, 1), 1u);
+  ASSERT_TRUE(WaitUntilAsleep(tid));
   const uint64_t after_fire = w.stats().loop_iterations;
   EXPECT_LE(after_fire - iterations, 4u);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -307,8 +322,8 @@ TEST(Watchdog, DeadlinesLaterThanThePlannedWakeNeedNoSyscall) {
   ASSERT_TRUE(w.Start(nullptr));
   FireLog log;
   ASSERT_TRUE(w.Arm(0, MonotonicNs() + 500 * kNsPerMs, RecordFire, &log));
-  // Wait until the thread sleeps towards that deadline (its pass count settles).
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // Wait until the thread sleeps towards that deadline.
+  ASSERT_TRUE(WaitUntilAsleep(w.thread_tid()));
   const uint64_t wakes = w.stats().wake_syscalls;
   for (int i = 1; i <= 20; ++i) ASSERT_TRUE(w.Arm(i, MonotonicNs() + kNsPerSec + i, RecordFire, &log));
   EXPECT_EQ(w.stats().wake_syscalls, wakes);
