@@ -38,9 +38,10 @@ QueueHead MainQueue::ReadHead(JNIEnv* env, std::string* why) const {
     jni::TakeException(env, "MonitorEnter(queue)", why);
     return h;
   }
-  jobject head = env->GetObjectField(queue_, b.messages);
-  if (!jni::TakeException(env, "read mMessages", why)) {
-    h.now_ms = env->CallStaticLongMethod(jni::Queue().system_clock, jni::Queue().uptime_millis);
+  h.now_ms = env->CallStaticLongMethod(jni::Queue().system_clock, jni::Queue().uptime_millis);
+  const bool clock_failed = jni::TakeException(env, "SystemClock.uptimeMillis", why);
+  jobject head = clock_failed ? nullptr : env->GetObjectField(queue_, b.messages);
+  if (!clock_failed && !jni::TakeException(env, "read mMessages", why)) {
     h.empty = head == nullptr;
     if (head) {
       jobject target = env->GetObjectField(head, b.msg_target);

@@ -72,7 +72,7 @@ TEST_F(BarrierJvmTest, LeakedBarrierIsDetectedConfirmedRemovedAndTheLoopResumes)
   EXPECT_TRUE(ran.value.z) << "the main loop did not resume after the barrier was removed";
   Jvm()->Env()->DeleteGlobalRef(counter);
   // The barrier is gone: removing it again is what the app would get wrong now.
-  EXPECT_FALSE(Jvm()->CallStatic(kTestApp, "removeBarrier", "(I)Z", {I(token)}).ok);
+  EXPECT_FALSE(Jvm()->CallStatic(kTestApp, "removeBarrier", "(I)Z", {I(token)}).value.z);
 }
 
 TEST_F(BarrierJvmTest, BarriersReleasedNormallyAreNeverReported) {
@@ -102,7 +102,7 @@ TEST_F(BarrierJvmTest, WithoutAutoRemoveTheLeakIsReportedAndLeftInPlace) {
   EXPECT_EQ(CallInt("countReports", "(Ljava/lang/String;)I", {L(Jvm()->NewString("barrier_leak"))}), 1);
   EXPECT_EQ(CallInt("countReports", "(Ljava/lang/String;)I", {L(Jvm()->NewString("barrier_removed"))}), 0);
   // The app fixes it itself: the work runs.
-  EXPECT_TRUE(Jvm()->CallStatic(kTestApp, "removeBarrier", "(I)Z", {I(token)}).ok);
+  EXPECT_TRUE(Jvm()->CallStatic(kTestApp, "removeBarrier", "(I)Z", {I(token)}).value.z);
   JavaResult ran = Jvm()->CallStatic(kTestApp, "awaitWork", "(Ljava/util/concurrent/atomic/AtomicInteger;J)Z",
                                      {L(counter), J(2000)});
   EXPECT_TRUE(ran.value.z);

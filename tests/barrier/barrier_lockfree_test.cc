@@ -34,7 +34,7 @@ TEST(BarrierLockFreeTest, CheckReportsUnsupportedNotNoBarrier) {
   // A leaked barrier on this queue is not misread as "no barrier": nothing claims a verdict either way.
   const int token = CallInt("leakBarrier");
   EXPECT_TRUE(AwaitReport("barrier_leak", "", 500).empty());
-  EXPECT_TRUE(Jvm()->CallStatic(kTestApp, "removeBarrier", "(I)Z", {I(token)}).ok);
+  EXPECT_TRUE(Jvm()->CallStatic(kTestApp, "removeBarrier", "(I)Z", {I(token)}).value.z);
   EXPECT_EQ(CallInt("pokeMain"), 1);  // the queue itself works
 }
 

@@ -200,7 +200,19 @@ public final class TestApp {
 
   /** Removes a barrier from the main thread (what the app's fixed code would do). */
   public static boolean removeBarrier(final int token) throws InterruptedException {
-    return runOnMain(() -> Looper.myQueue().removeSyncBarrier(token), 5000);
+    // From an asynchronous message, as doTraversal does: a synchronous one would wait behind the barrier.
+    final boolean[] removed = new boolean[1];
+    final CountDownLatch done = new CountDownLatch(1);
+    Handler.createAsync(Looper.getMainLooper()).post(() -> {
+      try {
+        Looper.myQueue().removeSyncBarrier(token);
+        removed[0] = true;
+      } catch (IllegalStateException e) {
+        removed[0] = false;  // unknown token: already removed
+      }
+      done.countDown();
+    });
+    return done.await(5000, TimeUnit.MILLISECONDS) && removed[0];
   }
 
   /**
