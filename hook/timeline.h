@@ -4,14 +4,15 @@
 //
 // Writers (Append) never block, allocate or take a lock and are async-signal-safe: a PLT proxy or a signal
 // handler may append. A writer claims a ticket with one fetch_add on the head, takes its slot
-// (ticket & (capacity-1)) seqlock-style with a CAS to the odd seq 2t+1, writes data and checksum, and
-// commits with a CAS to 2t+2. The CASes (rather than plain stores) keep a slot's seq growing: a writer
-// preempted for a whole lap can never roll a slot back to its old ticket. When the ring is full the oldest
+// (ticket & (capacity-1)) seqlock-style with a CAS from an older even seq to the odd seq 2t+1, writes data
+// and checksum, and commits with a release store of 2t+2. The CAS keeps a slot's seq growing and its owner
+// alone: a writer preempted for a whole lap can neither roll a slot back to its old ticket nor scribble
+// over a later record; it drops its own record instead (rare, counted). When the ring is full the oldest
 // records are overwritten; nobody waits for readers.
 //
 // Readers (Read/Snapshot) run beside the writers without stopping them: they copy a slot, re-check its seq
 // and its checksum, and so never return a torn record. Tickets that were overwritten before the reader
-// got to them, or whose slot was torn by two writers a full ring apart, are counted as lost.
+// got to them, or dropped by a writer stalled for a lap, are counted as lost.
 //
 // Threads: the caller passes its thread id (CurrentTid()); the timeline does not cache it in TLS, because
 // the first touch of a thread_local in a dlopen'ed library may allocate, which a signal-time path must not.
@@ -22,6 +23,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -91,8 +93,8 @@ struct Event {
 // Records returned by one read, in ticket order.
 struct TimelineRead {
   std::vector<Event> events;
-  uint64_t lost = 0;         // tickets in [from, next_ticket) not returned: overwritten first, or torn
-  uint64_t torn = 0;         // of those, slots whose checksum did not match (lapping writers)
+  uint64_t lost = 0;         // tickets in [from, next_ticket) not returned: overwritten first, dropped, torn
+  uint64_t torn = 0;         // of those, slots whose checksum did not match (damaged memory; 0 in practice)
   uint64_t next_ticket = 0;  // pass to the next Read: every ticket below it is returned or counted lost
 };
 
@@ -108,6 +110,7 @@ struct RecoveredTimeline {
   uint64_t head = 0;       // tickets claimed by the previous run
   uint64_t recovered = 0;  // records committed and intact
   uint64_t torn = 0;       // records in flight at the kill or failing their checksum: dropped
+  uint64_t dropped = 0;    // appends the previous run itself dropped (writers stalled for a lap)
   std::vector<Event> events;         // ticket order
   std::vector<std::string> strings;  // by id; ids the file did not hold read as ""
 
@@ -146,9 +149,9 @@ class Timeline {
   Timeline& operator=(const Timeline&) = delete;
 
   static constexpr uint64_t kNotCommitted = UINT64_MAX;
-  // Hot path: returns the record's ticket. Never blocks or allocates. Returns kNotCommitted only when this
-  // writer was stalled (preempted) for a whole lap of the ring between claiming and committing, so that
-  // the record would have been overwritten anyway; such drops are counted (dropped()).
+  // Hot path: returns the record's ticket. Never blocks or allocates. Returns kNotCommitted only when a
+  // writer was stalled (preempted) for a whole lap of the ring: this one (its record would have been
+  // overwritten anyway), or another one still holding this slot; such drops are counted (dropped()).
   uint64_t Append(const Event& event) noexcept;
   uint64_t dropped() const noexcept { return layout::LoadRelaxed(&header_->dropped); }
 
@@ -173,8 +176,12 @@ class Timeline {
   uint64_t region_size() const { return region_size_; }
 
  private:
+  static constexpr int kDroppedTicketSlots = 64;
+
   Timeline() = default;
   bool Map(void* base, uint64_t size, const layout::RegionLayout& l, const Options& options);
+  uint64_t Drop(uint64_t ticket, bool announce) noexcept;
+  bool WasDropped(uint64_t ticket) const noexcept;
 
   layout::Header* header_ = nullptr;
   layout::Record* ring_ = nullptr;
@@ -184,6 +191,10 @@ class Timeline {
   std::string path_;
   StringTable strings_;
   RecoveredTimeline previous_;
+  // Tickets (+1) whose writers gave up because a stalled older writer held their slot: the slot shows an
+  // older ticket, and without this list a reader could not tell them from writers still on their way.
+  // Process-local (recovery needs no cursor). Entries a lap old are reused.
+  std::atomic<uint64_t> dropped_tickets_[kDroppedTicketSlots] = {};
 };
 
 }  // namespace jp::hook

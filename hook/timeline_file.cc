@@ -123,6 +123,7 @@ void DecodeImage(const std::vector<unsigned char>& bytes, RecoveredTimeline* out
   out->start_monotonic_ns = h.start_monotonic_ns;
   out->start_realtime_ns = h.start_realtime_ns;
   out->head = h.head;
+  out->dropped = h.dropped;
 
   const char* arena = reinterpret_cast<const char*>(bytes.data() + l.arena_offset);
   out->strings.assign(h.intern_slots + 1, std::string());

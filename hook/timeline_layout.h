@@ -23,7 +23,7 @@ constexpr uint32_t kVersion = 2;
 // arguments per record.
 struct Record {
   uint64_t seq;           // commit marker: 0 never written, 2t+1 while ticket t is written, 2t+2 committed;
-                          // only ever grows (writers CAS it), so a stalled writer cannot roll a slot back
+                          // only ever grows (taken with a CAS), so a stalled writer cannot roll it back
   uint64_t ts_ns;         // CLOCK_MONOTONIC start of the event
   uint64_t dur_ns;        // 0 for instants
   uint64_t arg_value[2];  // i64, double bits or string id, as arg_key's type says
@@ -91,7 +91,7 @@ bool ComputeLayout(uint32_t capacity, uint32_t intern_slots, uint32_t arena_byte
                    std::string* error);
 
 // 32-bit check over a record's payload and its ticket, stored in the commit. It is what tells a recovered
-// record from a torn one, and a record whose slot two lapping writers interleaved from a real one. It is
+// record from a torn one (killed mid-write, or damaged on disk). It is
 // a multiply-mix over whole words rather than FNV/CRC over bytes: it has to fit the ~10 ns append budget,
 // and the six products are independent so they overlap in the pipeline.
 inline uint32_t RecordChecksum(uint64_t ticket, uint64_t ts_ns, uint64_t dur_ns, uint64_t v0, uint64_t v1,

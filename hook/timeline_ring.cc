@@ -28,21 +28,22 @@ const char* EventKindName(EventKind kind) {
 pid_t CurrentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
 uint64_t Timeline::Append(const Event& event) noexcept {
-  // Relaxed is enough for the claim: the ticket only picks the slot; the slot's seq carries the ordering.
+  // Relaxed is enough for the ticket: it only picks the slot; the slot's seq carries the ordering.
   const uint64_t ticket = __atomic_fetch_add(&header_->head, 1, __ATOMIC_RELAXED);
   layout::Record& r = ring_[ticket & mask_];
   const RecordWords w = EncodeEvent(event, ticket);
   const uint64_t writing = 2 * ticket + 1;
 
-  // Take the slot only forwards. A writer stalled for a whole lap finds a later ticket there and drops its
-  // record instead of rolling the slot back (which would hide the later record and stall readers). A
-  // slot left odd by an older stalled writer is taken over: never waiting is the point.
+  // Take the slot with a CAS, only from an even (committed or empty) seq of an older ticket:
+  // - seq already at or past ours: a later lap owns the slot (this writer was preempted for a whole lap).
+  //   Writing would roll the slot back and hide that later record, so drop ours; readers count it lost.
+  // - seq odd: an older writer stalled mid-record still owns it. Taking over would let its late stores
+  //   scribble over our record, so drop ours and say so in the drop list, or readers would wait for it.
+  // While the seq is our odd value nobody else changes it, so the data and the commit need no CAS.
   uint64_t seq = layout::LoadRelaxed(&r.seq);
   do {
-    if (seq >= writing) {
-      __atomic_fetch_add(&header_->dropped, 1, __ATOMIC_RELAXED);
-      return kNotCommitted;
-    }
+    if (seq >= writing) return Drop(ticket, /*announce=*/false);
+    if (seq & 1) return Drop(ticket, /*announce=*/true);
   } while (!__atomic_compare_exchange_n(&r.seq, &seq, writing, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
   // Seqlock writer: the odd seq must be visible before any data word, so a reader that saw new data
   // also sees a seq that no longer matches the one it started with.
@@ -53,14 +54,31 @@ uint64_t Timeline::Append(const Event& event) noexcept {
   layout::StoreRelaxed(&r.arg_value[1], w.v1);
   layout::StoreRelaxed(&r.ids, w.ids);
   layout::StoreRelaxed(&r.keys, uint64_t{w.checksum} << 32 | w.arg_words);
-  // Commit, unless a later lap took the slot over meanwhile (then the data may be mixed; the checksum
-  // makes readers reject it, and this record is dropped).
-  uint64_t expected = writing;
-  if (!__atomic_compare_exchange_n(&r.seq, &expected, writing + 1, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-    __atomic_fetch_add(&header_->dropped, 1, __ATOMIC_RELAXED);
-    return kNotCommitted;
-  }
+  layout::StoreRelease(&r.seq, writing + 1);  // commit
   return ticket;
+}
+
+uint64_t Timeline::Drop(uint64_t ticket, bool announce) noexcept {
+  __atomic_fetch_add(&header_->dropped, 1, __ATOMIC_RELAXED);
+  if (!announce) return kNotCommitted;
+  // Reuse an entry whose ticket is a lap old: readers count such tickets lost by the head rule anyway.
+  const uint64_t head = layout::LoadRelaxed(&header_->head);
+  for (std::atomic<uint64_t>& entry : dropped_tickets_) {
+    uint64_t v = entry.load(std::memory_order_relaxed);
+    if (v != 0 && v - 1 + capacity() >= head) continue;
+    if (entry.compare_exchange_strong(v, ticket + 1, std::memory_order_release, std::memory_order_relaxed)) {
+      return kNotCommitted;
+    }
+  }
+  // More writers stalled mid-record at once than entries: readers wait at this ticket until it is a lap old.
+  return kNotCommitted;
+}
+
+bool Timeline::WasDropped(uint64_t ticket) const noexcept {
+  for (const std::atomic<uint64_t>& entry : dropped_tickets_) {
+    if (entry.load(std::memory_order_acquire) == ticket + 1) return true;
+  }
+  return false;
 }
 
 TimelineRead Timeline::Read(uint64_t from) const {
@@ -77,9 +95,15 @@ TimelineRead Timeline::Read(uint64_t from) const {
     const layout::Record& r = ring_[t & mask_];
     const uint64_t committed = 2 * t + 2;
     const uint64_t seq1 = layout::LoadAcquire(&r.seq);
-    // Ticket t claimed but not committed yet (seq only grows, so its writer is still on the way and will
-    // either commit or be overtaken): stop, the next read resumes here.
-    if (seq1 < committed) break;
+    // Ticket t not committed yet: its writer is on the way (seq only grows, so it will commit or drop
+    // and announce it). Stop; the next read resumes here.
+    if (seq1 < committed) {
+      if (WasDropped(t)) {  // its writer gave up (the slot was held by a stalled older writer)
+        ++out.lost;
+        continue;
+      }
+      break;
+    }
     if (seq1 > committed) {       // a later lap already took the slot
       ++out.lost;
       continue;
@@ -90,7 +114,7 @@ TimelineRead Timeline::Read(uint64_t from) const {
       ++out.lost;
       continue;
     }
-    if (!ChecksumMatches(w, t)) {  // two writers a lap apart interleaved in this slot
+    if (!ChecksumMatches(w, t)) {  // cannot happen between live writers; guards against memory damage
       ++out.lost;
       ++out.torn;
       continue;

@@ -311,9 +311,8 @@ struct KillShared {
 }
 
 // Kills a writing child at random moments, 50 times, and checks the file against what the child had
-// committed. With one writer nothing committed in the last ring may be missing. With two, a writer
-// preempted for a whole lap may scribble over a later record before it notices; such a record must then
-// be rejected as torn, never returned damaged and never vanish silently.
+// committed: nothing committed in the last ring may be missing, whatever the number of writers (a writer
+// preempted for a whole lap drops its own record rather than touch a later one).
 void KillRounds(int writers) {
   TempDir dir;
   const std::string path = dir.File("timeline.bin");
@@ -322,7 +321,7 @@ void KillRounds(int writers) {
   auto* shared = static_cast<KillShared*>(mem);
   std::mt19937 rng(2024 + writers);
   const uint32_t capacities[] = {64, 1024, 8192};
-  uint64_t total_checked = 0, total_recovered = 0, total_torn = 0, total_missing = 0;
+  uint64_t total_checked = 0, total_recovered = 0, total_torn = 0, total_dropped = 0;
   int killed_while_writing = 0;
   const uint64_t t0 = MonotonicNs();
   for (int round = 0; round < 50; ++round) {
@@ -354,9 +353,7 @@ void KillRounds(int writers) {
       ++killed_while_writing;
       ASSERT_TRUE(ours) << "round " << round;
     }
-    if (writers == 1) {
-      EXPECT_LE(r.torn, 1u) << "one writer has at most one record in flight";
-    }
+    EXPECT_LE(r.torn, uint64_t(writers)) << "each writer has at most one record in flight";
     for (const Event& e : r.events) {
       ASSERT_TRUE(Intact(e)) << "round " << round << " ticket " << e.ticket;
       if (ours) {
@@ -365,7 +362,6 @@ void KillRounds(int writers) {
     }
     // Every committed ticket the ring could still hold (>= head - capacity) must be there, intact.
     const uint64_t oldest = r.head > capacity ? r.head - capacity : 0;
-    uint64_t missing = 0;
     for (int w = 0; w < writers; ++w) {
       const uint64_t n = shared->count[w].load(std::memory_order_acquire);
       for (uint64_t i = 0; i < n; ++i) {
@@ -375,16 +371,12 @@ void KillRounds(int writers) {
         ++total_checked;
         auto it = std::lower_bound(r.events.begin(), r.events.end(), ticket,
                                    [](const Event& e, uint64_t t) { return e.ticket < t; });
-        if (it == r.events.end() || it->ticket != ticket) {
-          ASSERT_EQ(writers, 2) << "round " << round << ": committed ticket " << ticket << " missing";
-          ++missing;
-          continue;
-        }
+        ASSERT_TRUE(it != r.events.end() && it->ticket == ticket)
+            << "round " << round << ": committed ticket " << ticket << " missing";
         ASSERT_EQ(it->tid, static_cast<uint32_t>(w + 1));
       }
     }
-    EXPECT_LE(missing, r.torn) << "round " << round << ": a committed record vanished without being torn";
-    total_missing += missing;
+    total_dropped += r.dropped;
     total_recovered += r.recovered;
     total_torn += r.torn;
   }
@@ -393,10 +385,10 @@ void KillRounds(int writers) {
   EXPECT_GT(killed_while_writing, 30);
   EXPECT_GT(total_checked, 1000u);
   printf("%d writer(s), 50 kill rounds in %.2f s: %llu committed tickets checked, %llu recovered, %llu torn, "
-         "%llu committed-then-torn by a lapped writer\n",
+         "%llu appends dropped by writers stalled for a lap\n",
          writers, seconds, static_cast<unsigned long long>(total_checked),
          static_cast<unsigned long long>(total_recovered), static_cast<unsigned long long>(total_torn),
-         static_cast<unsigned long long>(total_missing));
+         static_cast<unsigned long long>(total_dropped));
 
   // The next run takes over the file: it sees what the last killed run left, then starts fresh.
   const RecoveredTimeline last = RecoverPrevious(path);
@@ -411,7 +403,7 @@ void KillRounds(int writers) {
 }
 
 TEST(TimelineFile, SigkillAtRandomMomentsOneWriterLosesNothingCommitted) { KillRounds(1); }
-TEST(TimelineFile, SigkillAtRandomMomentsTwoWritersNeverReturnDamage) { KillRounds(2); }
+TEST(TimelineFile, SigkillAtRandomMomentsTwoWritersLoseNothingCommitted) { KillRounds(2); }
 
 }  // namespace
 }  // namespace jp::hook

@@ -164,6 +164,30 @@ TEST(TimelineRing, ReadStopsBeforeAnUncommittedTicket) {
   EXPECT_EQ(rest.events.front().ticket, 6u);
 }
 
+TEST(TimelineRing, WriterFindingItsSlotHeldDropsItsRecordAndReadersGoOn) {
+  auto t = MakeTimeline(16);
+  for (uint64_t i = 0; i < 10; ++i) t->Append(Pattern(1, i));
+  // Slot 3: an older writer stalled mid-record (odd seq of ticket 3). Slot 5: a later lap already there.
+  RingOf(*t)[3].seq = 2 * 3 + 1;
+  RingOf(*t)[5].seq = 2 * (5 + 16 * 4) + 2;
+  uint64_t dropped_tickets = 0;
+  for (uint64_t i = 10; i < 22; ++i) {
+    if (t->Append(Pattern(1, i)) == Timeline::kNotCommitted) ++dropped_tickets;
+  }
+  EXPECT_EQ(dropped_tickets, 2u);  // tickets 19 (slot 3) and 21 (slot 5)
+  EXPECT_EQ(t->dropped(), 2u);
+  TimelineRead r = t->Snapshot();
+  // Tickets 0..5 were lapped; 19 and 21 were dropped; the reader does not wait for either.
+  EXPECT_EQ(r.next_ticket, 22u);
+  EXPECT_EQ(r.lost, 6u + 2u);
+  ASSERT_EQ(r.events.size(), 14u);
+  for (const Event& e : r.events) {
+    EXPECT_TRUE(e.ticket != 19 && e.ticket != 21);
+    EXPECT_EQ(e.ts_ns, e.ticket);
+    EXPECT_TRUE(MatchesPattern(e));
+  }
+}
+
 // Several producers, one reader reading as they go. Every record read must be intact, each producer's
 // records must come back in its own order, and appended == read + lost exactly.
 void RunProducersAgainstReader(uint32_t capacity, int producers, uint64_t per_producer) {
