@@ -24,6 +24,15 @@ void* PrevTarget(const std::atomic<jp_plt_hook*>& hook, void** prev_var, const v
   return h != nullptr ? PrevFor(h, return_address) : __atomic_load_n(prev_var, __ATOMIC_ACQUIRE);
 }
 
+// Runs inside the app's dlopen call: nothing may escape from here (out of memory leaves the new modules
+// unhooked, which the next successful dlopen retries).
+void RefreshQuietly() {
+  try {
+    RefreshAfterLoad();
+  } catch (...) {
+  }
+}
+
 // A loaded library may have brought dependencies along; RefreshAfterLoad looks at every new module.
 // Known limitation on glibc: dlopen takes its caller's address to pick the RUNPATH/$ORIGIN used for a
 // bare file name; through this proxy the caller is jankprobe. Bionic has __loader_dlopen for that; the
@@ -32,7 +41,7 @@ void* DlopenProxy(const char* file, int flags) {
   using Fn = void* (*)(const char*, int);
   auto real = reinterpret_cast<Fn>(PrevTarget(g_dlopen_hook, &g_dlopen_prev, __builtin_return_address(0)));
   void* handle = real(file, flags);
-  if (handle != nullptr) RefreshAfterLoad();
+  if (handle != nullptr) RefreshQuietly();
   return handle;
 }
 
@@ -41,7 +50,7 @@ void* AndroidDlopenExtProxy(const char* file, int flags, const void* extinfo) {
   auto real = reinterpret_cast<Fn>(
       PrevTarget(g_android_dlopen_ext_hook, &g_android_dlopen_ext_prev, __builtin_return_address(0)));
   void* handle = real(file, flags, extinfo);
-  if (handle != nullptr) RefreshAfterLoad();
+  if (handle != nullptr) RefreshQuietly();
   return handle;
 }
 
@@ -49,7 +58,7 @@ void* DlmopenProxy(long namespace_id, const char* file, int flags) {
   using Fn = void* (*)(long, const char*, int);
   auto real = reinterpret_cast<Fn>(PrevTarget(g_dlmopen_hook, &g_dlmopen_prev, __builtin_return_address(0)));
   void* handle = real(namespace_id, file, flags);
-  if (handle != nullptr) RefreshAfterLoad();
+  if (handle != nullptr) RefreshQuietly();
   return handle;
 }
 

@@ -145,6 +145,9 @@ void InstallIntoModule(jp_plt_hook* hook, const LoadedModule& module, const Reso
     }
     if (IsUnresolvedLazySlot(import, value, module, *image)) {
       // Never chain to the PLT stub: it would resolve the symbol and jump... into our proxy again.
+      // One race remains that no hooker can close on glibc: a thread already inside _dl_fixup for this
+      // slot writes the resolved address after us and replaces our proxy. Android binds everything at
+      // load time, so it does not arise there; on a lazy glibc module a re-install puts the proxy back.
       auto it = resolved.find(std::string(import.version));
       if (it == resolved.end()) {
         result->need_lazy.insert(std::string(import.version));

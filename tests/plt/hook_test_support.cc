@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 
 namespace jp::test {
@@ -16,6 +17,8 @@ int ForeignProxy(int a, int b) {
   foreign_calls.fetch_add(1, std::memory_order_relaxed);
   return reinterpret_cast<AddFn>(__atomic_load_n(&foreign_prev, __ATOMIC_ACQUIRE))(a, b);
 }
+
+bool ThreadsUnavailable() { return std::getenv("JP_TEST_NO_THREADS") != nullptr; }
 
 void* RealTargetAdd() { return dlsym(RTLD_DEFAULT, "jp_target_add"); }
 

@@ -50,6 +50,9 @@ extern std::atomic<unsigned long> foreign_calls;
 extern void* foreign_prev;
 int ForeignProxy(int a, int b);
 
+// True where threads cannot be created (JP_TEST_NO_THREADS is set for qemu-i386, see hook.cmake).
+bool ThreadsUnavailable();
+
 // The real jp_target_add, found with dlsym (not &jp_target_add, which in some executables is a PLT stub).
 void* RealTargetAdd();
 
