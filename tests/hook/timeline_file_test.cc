@@ -1,5 +1,6 @@
 // The file-backed timeline: what a previous run left is read back (also after SIGKILL at random moments,
 // with ground truth from the killed child), and corrupt or foreign files are rejected and replaced.
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <thread>
@@ -28,9 +30,14 @@ class TempDir {
     char tmpl[] = "/tmp/jp_timeline_XXXXXX";
     path_ = mkdtemp(tmpl);
   }
-  ~TempDir() {
-    std::string cmd = "rm -rf '" + path_ + "'";
-    if (system(cmd.c_str()) != 0) ADD_FAILURE() << "cannot remove " << path_;
+  ~TempDir() {  // the tests only create plain files in it
+    if (DIR* d = opendir(path_.c_str())) {
+      while (dirent* e = readdir(d)) {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) unlink(File(e->d_name).c_str());
+      }
+      closedir(d);
+    }
+    if (rmdir(path_.c_str()) != 0) ADD_FAILURE() << "cannot remove " << path_;
   }
   std::string File(const std::string& name) const { return path_ + "/" + name; }
 
