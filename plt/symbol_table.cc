@@ -116,6 +116,17 @@ Status SymbolTable::Init(const SegmentMap& map, bool is64, const DynamicInfo& dy
   if (gnu_chains_ != nullptr && count_ < gnu_symoffset_) {
     return Status::Malformed("DT_HASH nchain is smaller than DT_GNU_HASH symoffset");
   }
+  if (dyn.hash == 0 && dyn.strtab > dyn.symtab) {
+    // DT_GNU_HASH only bounds the *hashed* symbols. Linkers place .dynstr right after .dynsym, so the
+    // gap between the two is the table's real size; some linkers leave symbols past the last hashed one
+    // (libgrpc++_error_details on Debian 12: symoffset 1, no hashed symbols, relocations naming 1-4),
+    // which glibc loads fine. Use the gap when it is readable and larger.
+    const uint64_t gap_count = (dyn.strtab - dyn.symtab) / syment_;
+    if (gap_count > count_ && gap_count <= (uint64_t{1} << 24) &&
+        map.Translate(dyn.symtab, gap_count * syment_) != nullptr) {
+      count_ = static_cast<size_t>(gap_count);
+    }
+  }
   uint64_t bytes;
   if (MulOverflows(count_, syment_, &bytes) || (symtab_ = map.Translate(dyn.symtab, bytes)) == nullptr) {
     return Status::Malformed("symbol table of " + std::to_string(count_) + " entries is outside the readable segments");

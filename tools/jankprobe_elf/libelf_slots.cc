@@ -310,11 +310,11 @@ class Reader {
     }
     std::string name = raw_name;
     // The contract (plt/elf_image.h): an absolute relocation is a function-pointer slot only when it
-    // names a global symbol that can resolve (not undefined-weak) and adds nothing to it.
+    // names a non-local symbol and adds nothing to it. Undefined-weak ones count: when the symbol
+    // resolves at run time (__cxa_pure_virtual in a vtable) the word holds a function address.
     if (kind == SlotClass::kAbsolute) {
       const bool local = GELF_ST_BIND(sym.st_info) == STB_LOCAL;
-      const bool undefined_weak = sym.st_shndx == SHN_UNDEF && GELF_ST_BIND(sym.st_info) == STB_WEAK;
-      if (local || undefined_weak || addend != 0) return true;
+      if (local || addend != 0) return true;
     }
     LibelfSlot slot;
     slot.got_vaddr = offset;
