@@ -39,9 +39,15 @@ class BarrierMonitor : public hook::MonitorImpl {
 
   void Retune(const Config& config) override {
     leak_ms_.store(config.barrier.leak_ms, std::memory_order_relaxed);
-    check_ns_.store(static_cast<uint64_t>(config.barrier.check_ms) * hook::kNsPerMs, std::memory_order_relaxed);
+    const uint64_t check_ns = static_cast<uint64_t>(config.barrier.check_ms) * hook::kNsPerMs;
+    const uint64_t old_check_ns = check_ns_.exchange(check_ns, std::memory_order_relaxed);
     auto_remove_.store(config.barrier.auto_remove, std::memory_order_relaxed);
-    // A new check period applies from the next Start; the period is only a sampling rate.
+    if (periodic_ >= 0 && check_ns != old_check_ns) {
+      // RemovePeriodic returns once the check is not running, so the state machine is never shared.
+      context_->watchdog->RemovePeriodic(periodic_);
+      periodic_ = context_->watchdog->AddPeriodic(check_ns, OnCheck, this);
+      if (periodic_ < 0) SetError("the watchdog's periodic table is full: checks stopped");
+    }
   }
 
   void Stop() override {
