@@ -253,7 +253,7 @@ Status WalkSlots(const ElfImage::Impl& im, const std::string_view* name_filter, 
     ncandidates = im.symbols.FindIndices(*name_filter, candidates, kMaxCandidates);
     by_index = ncandidates <= kMaxCandidates;  // else: too many same-named symbols, compare names
   }
-  const uint64_t symbol_count = im.symbols.count();
+  const uint64_t symbol_count = im.symbols.readable_count();
   SlotTypes types;
   SlotTypesFor(im.machine, &types);  // the machine was checked when the image was parsed
   Status err;

@@ -117,14 +117,15 @@ Status SymbolTable::Init(const SegmentMap& map, bool is64, const DynamicInfo& dy
     return Status::Malformed("DT_HASH nchain is smaller than DT_GNU_HASH symoffset");
   }
   if (dyn.hash == 0 && dyn.strtab > dyn.symtab) {
-    // DT_GNU_HASH only bounds the *hashed* symbols. Linkers place .dynstr right after .dynsym, so the
-    // gap between the two is the table's real size; some linkers leave symbols past the last hashed one
+    // DT_GNU_HASH only bounds the *hashed* symbols. Some linkers leave symbols past the last hashed one
     // (libgrpc++_error_details on Debian 12: symoffset 1, no hashed symbols, relocations naming 1-4),
-    // which glibc loads fine. Use the gap when it is readable and larger.
+    // which glibc loads fine. Such indices are still read, up to where .dynstr starts (the table cannot
+    // run into it), while count() keeps the hash's figure: the gap may also hold other sections (lld
+    // puts .gnu.version there).
     const uint64_t gap_count = (dyn.strtab - dyn.symtab) / syment_;
     if (gap_count > count_ && gap_count <= (uint64_t{1} << 24) &&
         map.Translate(dyn.symtab, gap_count * syment_) != nullptr) {
-      count_ = static_cast<size_t>(gap_count);
+      readable_count_ = static_cast<size_t>(gap_count);
     }
   }
   uint64_t bytes;
@@ -135,7 +136,7 @@ Status SymbolTable::Init(const SegmentMap& map, bool is64, const DynamicInfo& dy
 }
 
 bool SymbolTable::Get(uint32_t index, Symbol* out) const {
-  if (index >= count_) return false;
+  if (index >= count_ && index >= readable_count_) return false;
   const uint8_t* p = symtab_ + uint64_t{index} * syment_;
   if (is64_) {
     out->name = Load<uint32_t>(p);

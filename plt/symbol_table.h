@@ -31,6 +31,8 @@ class SymbolTable {
   Status Init(const SegmentMap& map, bool is64, const DynamicInfo& dyn);
 
   size_t count() const { return count_; }
+  // Indices Get() accepts: count(), or more when a GNU-hash-only table has unhashed symbols past it.
+  size_t readable_count() const { return readable_count_ > count_ ? readable_count_ : count_; }
   // False when index >= count().
   bool Get(uint32_t index, Symbol* out) const;
 
@@ -65,6 +67,7 @@ class SymbolTable {
   const uint8_t* symtab_ = nullptr;
   uint64_t syment_ = 0;
   size_t count_ = 0;
+  size_t readable_count_ = 0;  // Get() bound: count_, or more when only DT_GNU_HASH bounds the table
 
   // DT_HASH
   const uint8_t* sysv_buckets_ = nullptr;  // uint32[nbucket]
