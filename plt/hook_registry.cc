@@ -16,11 +16,12 @@ namespace jp::plt {
 namespace {
 
 // One mutex for install, remove and refresh. It is never held while the real dlopen runs, nor while
-// dlsym runs (a library constructor, running under the loader's lock, may call install: taking the
-// loader's lock with this mutex held could deadlock against it). It is held around dl_iterate_phdr,
-// which on bionic takes the same lock as dlopen: a constructor that installs a hook while another
-// thread installs one can therefore wait for that thread's iteration, never the other way round, except
-// when the constructor runs under dlopen's lock on bionic (documented limitation, as for any PLT hooker).
+// dlsym runs: a library constructor runs under the loader's lock and may call install, so holding this
+// mutex while waiting for the loader's lock could deadlock against it. It is held around
+// dl_iterate_phdr. On glibc that takes a different lock than the one dlopen holds while constructors
+// run, so there is no cycle. On bionic it is the same lock (g_dl_mutex): a constructor that installs a
+// hook while another thread is in the middle of an install can deadlock. This is a known limitation
+// that every PLT hooker shares. Install hooks from JNI_OnLoad or later, never from a constructor.
 std::mutex& EngineMutex() {
   static std::mutex* mutex = new std::mutex;  // leaked on purpose: proxies may run during exit
   return *mutex;
