@@ -55,7 +55,7 @@ struct LooperConfig {
 };
 
 struct TimelineConfig {
-  uint32_t capacity = 8192;  // records; a power of two
+  uint32_t capacity = 4096;  // records; a power of two
   std::string file;          // empty = in-memory ring; else an mmap'd file that survives kill -9
   bool operator==(const TimelineConfig& o) const;
 };

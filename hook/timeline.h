@@ -55,7 +55,7 @@ const char* EventKindName(EventKind kind);
 
 enum class ArgType : uint8_t { kNone = 0, kInt = 1, kDouble = 2, kString = 3 };
 
-constexpr int kMaxArgs = 2;
+constexpr int kMaxArgs = 4;
 
 struct EventArg {
   uint16_t key = 0;  // an interned string id (< 0x4000)
@@ -131,7 +131,7 @@ pid_t CurrentTid();
 class Timeline {
  public:
   struct Options {
-    uint32_t capacity = 8192;      // records, a power of two
+    uint32_t capacity = 4096;      // records, a power of two
     uint32_t intern_slots = 1024;  // strings, a power of two
     uint32_t arena_bytes = 40960;  // string bytes
   };

@@ -11,10 +11,9 @@ namespace jp::hook {
 struct RecordWords {
   uint64_t ts_ns;
   uint64_t dur_ns;
-  uint64_t v0;
-  uint64_t v1;
+  uint64_t v[4];
   uint64_t ids;
-  uint32_t arg_words;
+  uint64_t arg_words;
   uint32_t checksum;
 };
 
@@ -27,16 +26,19 @@ inline RecordWords EncodeEvent(const Event& e, uint64_t ticket) {
   RecordWords w;
   w.ts_ns = e.ts_ns;
   w.dur_ns = e.dur_ns;
-  w.v0 = e.args[0].bits;
-  w.v1 = e.args[1].bits;
+  static_assert(kMaxArgs == 4, "the record holds four argument words");
+  w.arg_words = 0;
+  for (int i = 0; i < kMaxArgs; ++i) {
+    w.v[i] = e.args[i].bits;
+    w.arg_words |= uint64_t{ArgWord(e.args[i])} << (16 * i);
+  }
   w.ids = uint64_t{e.tid} | uint64_t{static_cast<uint16_t>(e.kind)} << 32 | uint64_t{e.name} << 48;
-  w.arg_words = uint32_t{ArgWord(e.args[0])} | uint32_t{ArgWord(e.args[1])} << 16;
-  w.checksum = layout::RecordChecksum(ticket, w.ts_ns, w.dur_ns, w.v0, w.v1, w.ids, w.arg_words);
+  w.checksum = layout::RecordChecksum(ticket, w.ts_ns, w.dur_ns, w.v, w.ids, w.arg_words);
   return w;
 }
 
 inline bool ChecksumMatches(const RecordWords& w, uint64_t ticket) {
-  return w.checksum == layout::RecordChecksum(ticket, w.ts_ns, w.dur_ns, w.v0, w.v1, w.ids, w.arg_words);
+  return w.checksum == layout::RecordChecksum(ticket, w.ts_ns, w.dur_ns, w.v, w.ids, w.arg_words);
 }
 
 inline Event DecodeEvent(const RecordWords& w, uint64_t ticket) {
@@ -47,12 +49,11 @@ inline Event DecodeEvent(const RecordWords& w, uint64_t ticket) {
   e.tid = static_cast<uint32_t>(w.ids);
   e.kind = static_cast<EventKind>(static_cast<uint16_t>(w.ids >> 32));
   e.name = static_cast<uint16_t>(w.ids >> 48);
-  const uint64_t values[kMaxArgs] = {w.v0, w.v1};
   for (int i = 0; i < kMaxArgs; ++i) {
     uint16_t word = static_cast<uint16_t>(w.arg_words >> (16 * i));
     e.args[i].key = word & layout::kArgKeyMask;
     e.args[i].type = static_cast<ArgType>(word >> layout::kArgTypeShift);
-    e.args[i].bits = values[i];
+    e.args[i].bits = w.v[i];
   }
   return e;
 }
@@ -62,12 +63,10 @@ inline RecordWords LoadRecordWords(const layout::Record& r) {
   RecordWords w;
   w.ts_ns = layout::LoadRelaxed(&r.ts_ns);
   w.dur_ns = layout::LoadRelaxed(&r.dur_ns);
-  w.v0 = layout::LoadRelaxed(&r.arg_value[0]);
-  w.v1 = layout::LoadRelaxed(&r.arg_value[1]);
+  for (int i = 0; i < 4; ++i) w.v[i] = layout::LoadRelaxed(&r.arg_value[i]);
   w.ids = layout::LoadRelaxed(&r.ids);
-  uint64_t keys = layout::LoadRelaxed(&r.keys);
-  w.arg_words = static_cast<uint32_t>(keys);
-  w.checksum = static_cast<uint32_t>(keys >> 32);
+  w.arg_words = layout::LoadRelaxed(&r.keys);
+  w.checksum = static_cast<uint32_t>(layout::LoadRelaxed(&r.check));
   return w;
 }
 

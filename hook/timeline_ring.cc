@@ -50,10 +50,10 @@ uint64_t Timeline::Append(const Event& event) noexcept {
   __atomic_thread_fence(__ATOMIC_RELEASE);
   layout::StoreRelaxed(&r.ts_ns, w.ts_ns);
   layout::StoreRelaxed(&r.dur_ns, w.dur_ns);
-  layout::StoreRelaxed(&r.arg_value[0], w.v0);
-  layout::StoreRelaxed(&r.arg_value[1], w.v1);
+  for (int i = 0; i < 4; ++i) layout::StoreRelaxed(&r.arg_value[i], w.v[i]);
   layout::StoreRelaxed(&r.ids, w.ids);
-  layout::StoreRelaxed(&r.keys, uint64_t{w.checksum} << 32 | w.arg_words);
+  layout::StoreRelaxed(&r.keys, w.arg_words);
+  layout::StoreRelaxed(&r.check, w.checksum);
   layout::StoreRelease(&r.seq, writing + 1);  // commit
   return ticket;
 }

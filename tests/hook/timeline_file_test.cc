@@ -73,6 +73,7 @@ Event Pattern(uint32_t writer, uint64_t seq, uint16_t name) {
   e.name = name;
   e.args[0] = EventArg::Int(7, static_cast<int64_t>(seq * 3 + writer));
   e.args[1] = EventArg::String(9, name);
+  e.args[3] = EventArg::Double(11, static_cast<double>(seq) / 4);
   return e;
 }
 
@@ -80,7 +81,8 @@ bool Intact(const Event& e) {
   Event want = Pattern(e.tid, e.ts_ns, e.name);
   return e.dur_ns == want.dur_ns && e.kind == want.kind && e.args[0].bits == want.args[0].bits &&
          e.args[0].type == ArgType::kInt && e.args[1].bits == want.args[1].bits &&
-         e.args[1].type == ArgType::kString;
+         e.args[1].type == ArgType::kString && e.args[2].type == ArgType::kNone &&
+         e.args[3].bits == want.args[3].bits && e.args[3].type == ArgType::kDouble;
 }
 
 std::string NameText(int i) { return "com.example.Handler$" + std::to_string(i); }

@@ -36,6 +36,8 @@ Event Pattern(uint32_t producer, uint64_t seq) {
   e.name = static_cast<uint16_t>(1 + (seq * 7 + producer) % 1000);
   e.args[0] = EventArg::Int(static_cast<uint16_t>(producer + 1), static_cast<int64_t>(~seq));
   e.args[1] = EventArg::Double(static_cast<uint16_t>((seq & 0xFFF) + 1), static_cast<double>(seq) * 0.5);
+  e.args[2] = EventArg::String(static_cast<uint16_t>(producer + 2), static_cast<uint16_t>(seq & 0x3FFF));
+  e.args[3] = EventArg::Int(static_cast<uint16_t>((seq >> 12 & 0xFFF) + 1), static_cast<int64_t>(seq ^ 0x5A5A5A5A));
   return e;
 }
 
@@ -44,7 +46,10 @@ bool MatchesPattern(const Event& e) {
   return e.dur_ns == want.dur_ns && e.kind == want.kind && e.name == want.name &&
          e.args[0].key == want.args[0].key && e.args[0].type == ArgType::kInt &&
          e.args[0].bits == want.args[0].bits && e.args[1].key == want.args[1].key &&
-         e.args[1].type == ArgType::kDouble && e.args[1].bits == want.args[1].bits;
+         e.args[1].type == ArgType::kDouble && e.args[1].bits == want.args[1].bits &&
+         e.args[2].key == want.args[2].key && e.args[2].type == ArgType::kString &&
+         e.args[2].bits == want.args[2].bits && e.args[3].key == want.args[3].key &&
+         e.args[3].type == ArgType::kInt && e.args[3].bits == want.args[3].bits;
 }
 
 TEST(TimelineRing, RoundTripsEveryField) {
