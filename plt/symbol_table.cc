@@ -214,6 +214,10 @@ size_t SymbolTable::FindIndices(std::string_view name, uint32_t* out, size_t cap
     for (uint32_t i = 1; i < unhashed_end; ++i) {
       if (matches(i)) add(i);
     }
+    // Symbols past the hashed ones (see readable_count_) are in no chain: look at them one by one.
+    for (uint64_t i = gnu_end_ > count_ ? gnu_end_ : count_; i < readable_count_; ++i) {
+      if (matches(static_cast<uint32_t>(i))) add(static_cast<uint32_t>(i));
+    }
     if (gnu_nbuckets_ == 0 || gnu_chains_ == nullptr) return n;
     const uint32_t h = GnuHash(name);
     uint32_t index = Load<uint32_t>(gnu_buckets_ + uint64_t{h % gnu_nbuckets_} * 4);

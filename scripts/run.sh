@@ -67,7 +67,9 @@ fuzz() {  # libFuzzer over ELF file images, seeded from the fixture libraries
     local corpus="build/fuzz/corpus-$name"; mkdir -p "$corpus"
     cp build/fuzz/tests/fixtures/*.so "$corpus/" 2>/dev/null || true
     cp build/fuzz/tests/fixtures/*/*.so "$corpus/" 2>/dev/null || true
-    "$target" -max_total_time="${JP_FUZZ_SECONDS:-60}" -rss_limit_mb=2048 -max_len=262144 "$corpus" \
+    cp tests/plt/fuzz_regressions/* "$corpus/" 2>/dev/null || true  # inputs that once failed: run first
+    "$target" -max_total_time="${JP_FUZZ_SECONDS:-60}" -rss_limit_mb=2048 -max_len=262144 \
+      -artifact_prefix=build/fuzz/ "$corpus" \
       >"build/fuzz/$name.log" 2>&1 || { tail -40 "build/fuzz/$name.log"; ok=1; }
     grep -E "^#[0-9]+[[:space:]]+DONE" "build/fuzz/$name.log" | tail -1
   done

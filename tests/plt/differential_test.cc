@@ -25,6 +25,32 @@
 #include "tools/jankprobe_elf/mapped_file.h"
 
 namespace jp::elftool {
+
+// The hook engine installs through FindImportSlots (hash-table candidates), not the full walk: on a real
+// library both must name the same slots for every imported symbol. Returns the disagreements.
+std::vector<std::string> FindAgreesWithWalk(const uint8_t* data, size_t size) {
+  std::vector<std::string> out;
+  std::unique_ptr<plt::ElfImage> image;
+  if (!plt::ElfImage::FromFile(data, size, &image).ok()) return out;  // the libelf comparison reports it
+  std::map<std::string, size_t> walked;
+  image->ForEachImportSlot([&](const plt::ImportSlot& slot) {
+    ++walked[std::string(slot.symbol)];
+    return true;
+  });
+  // Up to 32 names a file, spread over the sorted list: keeps the run to seconds (each call is a pass over
+  // the relocations) and still covers every symbol of the small odd libraries.
+  const size_t stride = walked.size() / 32 + 1;
+  size_t i = 0;
+  std::vector<plt::ImportSlot> found;
+  for (const auto& [name, count] : walked) {
+    if (i++ % stride != 0) continue;
+    if (!image->FindImportSlots(name, "", &found).ok() || found.size() != count) {
+      out.push_back("FindImportSlots(" + name + ") found " + std::to_string(found.size()) + " slots, the walk " +
+                    std::to_string(count));
+    }
+  }
+  return out;
+}
 namespace {
 
 namespace fs = std::filesystem;
@@ -110,6 +136,8 @@ TEST(DifferentialTest, EngineMatchesLibelfOnEverySystemLibrary) {
       s.slots += result.libelf_slots;
       s.relocations += image.relocations_seen;
       if (!result.agree()) failures.push_back({path, DescribeDifferences(image.machine, result)});
+      std::vector<std::string> find_errors = FindAgreesWithWalk(file.data(), file.size());
+      if (!find_errors.empty()) failures.push_back({path, find_errors});
     }
   };
   const unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
