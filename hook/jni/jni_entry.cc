@@ -181,5 +181,6 @@ extern "C" JNIEXPORT jint JNI_OnLoad(JavaVM* vm, void*) {
   // The monitors' own references: a failure there only disables that monitor (its Start says why).
   jp::jni::ResolveMonitorRefs(env);
   jp::jni::RegisterIdleNatives(env, nullptr);
+  jp::jni::RegisterLooperNatives(env, nullptr);
   return JNI_VERSION_1_6;
 }

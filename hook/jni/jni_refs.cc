@@ -11,6 +11,9 @@ std::atomic<JavaVM*> g_vm{nullptr};
 QueueRefs g_queue;
 IdleRefs g_idle;
 BarrierRefs g_barrier;
+LooperRefs g_looper;
+FrameRefs g_frames;
+std::atomic<const LooperHooks*> g_looper_hooks{nullptr};
 std::atomic<const IdleHooks*> g_idle_hooks{nullptr};
 
 // Small resolver that stops at the first failure and remembers what it was looking for, so a reason reads
@@ -118,12 +121,106 @@ void JNICALL NativeIdleEnd(JNIEnv* env, jclass, jlong token, jstring handler_cla
   if (hooks) hooks->end(env, token, handler_class, keep);
 }
 
+void ResolveLooper(JNIEnv* env) {
+  if (!g_queue.ok) {
+    g_looper.why = g_queue.why;
+    g_frames.why = g_queue.why;
+    return;
+  }
+  LooperRefs& l = g_looper;
+  {
+    Resolver r(env);
+    l.looper_logging = r.Field(g_queue.looper, "Looper", "mLogging", "Landroid/util/Printer;");
+    l.set_message_logging = r.Method(g_queue.looper, "Looper", "setMessageLogging", "(Landroid/util/Printer;)V");
+    l.printer = r.Class("com/jankprobe/LooperPrinter");
+    l.printer_ctor = r.Method(l.printer, "LooperPrinter", "<init>", "(Landroid/util/Printer;)V");
+    l.printer_retire = r.Method(l.printer, "LooperPrinter", "retire", "()V");
+    l.printer_previous = r.Method(l.printer, "LooperPrinter", "previous", "()Landroid/util/Printer;");
+    l.class_class = r.Class("java/lang/Class");
+    l.class_get_name = r.Method(l.class_class, "Class", "getName", "()Ljava/lang/String;");
+    l.ok = r.ok();
+    l.why = r.why();
+  }
+  {
+    Resolver r(env);
+    l.queue_messages = r.Field(g_queue.message_queue, "MessageQueue", "mMessages", "Landroid/os/Message;");
+    jclass message = r.Class("android/os/Message");
+    l.msg_next = r.Field(message, "Message", "next", "Landroid/os/Message;");
+    l.msg_when = r.Field(message, "Message", "when", "J");
+    l.msg_what = r.Field(message, "Message", "what", "I");
+    l.msg_target = r.Field(message, "Message", "target", "Landroid/os/Handler;");
+    l.msg_callback = r.Field(message, "Message", "callback", "Ljava/lang/Runnable;");
+    l.msg_is_async = r.Method(message, "Message", "isAsynchronous", "()Z");
+    (void)message;  // kept as a global ref: the ids stay valid only while the class stays loaded
+    l.pending_ok = r.ok();
+    l.pending_why = r.why();
+  }
+  {
+    Resolver r(env);
+    FrameRefs& f = g_frames;
+    f.ticker = r.Class("com/jankprobe/FrameTicker");
+    f.ticker_ctor = r.Method(f.ticker, "FrameTicker", "<init>", "()V");
+    f.ticker_start = r.Method(f.ticker, "FrameTicker", "start", "()V");
+    f.ticker_stop = r.Method(f.ticker, "FrameTicker", "stop", "()V");
+    // The ticker links against android.view.Choreographer only when it runs: check it is there now.
+    jclass choreographer = r.Class("android/view/Choreographer");
+    if (choreographer) env->DeleteGlobalRef(choreographer);
+    f.ok = r.ok();
+    f.why = r.why();
+  }
+}
+
+void JNICALL NativeLooperBegin(JNIEnv* env, jclass, jstring line) {
+  const LooperHooks* hooks = g_looper_hooks.load(std::memory_order_acquire);
+  if (hooks) hooks->begin(env, line);
+}
+
+void JNICALL NativeLooperEnd(JNIEnv* env, jclass) {
+  const LooperHooks* hooks = g_looper_hooks.load(std::memory_order_acquire);
+  if (hooks) hooks->end(env);
+}
+
+void JNICALL NativeFrame(JNIEnv* env, jclass, jlong frame_time_nanos) {
+  const LooperHooks* hooks = g_looper_hooks.load(std::memory_order_acquire);
+  if (hooks) hooks->frame(env, frame_time_nanos);
+}
+
 }  // namespace
 
 void ResolveMonitorRefs(JNIEnv* env) {
   ResolveQueue(env);
   ResolveIdle(env);
   ResolveBarrier(env);
+  ResolveLooper(env);
+}
+
+const LooperRefs& Looper() { return g_looper; }
+const FrameRefs& Frames() { return g_frames; }
+
+void SetLooperHooks(const LooperHooks* hooks) { g_looper_hooks.store(hooks, std::memory_order_release); }
+
+bool RegisterLooperNatives(JNIEnv* env, std::string* why) {
+  bool ok = true;
+  if (g_looper.printer) {
+    static const JNINativeMethod kPrinter[] = {
+        {const_cast<char*>("nativeBegin"), const_cast<char*>("(Ljava/lang/String;)V"),
+         reinterpret_cast<void*>(NativeLooperBegin)},
+        {const_cast<char*>("nativeEnd"), const_cast<char*>("()V"), reinterpret_cast<void*>(NativeLooperEnd)},
+    };
+    env->RegisterNatives(g_looper.printer, kPrinter, sizeof kPrinter / sizeof kPrinter[0]);
+    if (TakeException(env, "RegisterNatives LooperPrinter", &g_looper.why)) g_looper.ok = ok = false;
+  } else {
+    ok = false;
+  }
+  if (g_frames.ticker) {
+    static const JNINativeMethod kTicker[] = {
+        {const_cast<char*>("nativeFrame"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(NativeFrame)},
+    };
+    env->RegisterNatives(g_frames.ticker, kTicker, sizeof kTicker / sizeof kTicker[0]);
+    if (TakeException(env, "RegisterNatives FrameTicker", &g_frames.why)) g_frames.ok = false;
+  }
+  if (!ok && why) *why = g_looper.why;
+  return ok;
 }
 
 JavaVM* Vm() { return g_vm.load(std::memory_order_acquire); }

@@ -56,6 +56,41 @@ struct BarrierRefs {
   jmethodID handler_remove = nullptr;     // void removeMessages(int)
 };
 
+// The looper monitor's set: the Printer on the main Looper and the message fields for the pending list.
+struct LooperRefs {
+  bool ok = false;
+  std::string why;
+  jfieldID looper_logging = nullptr;        // Looper.mLogging (android.util.Printer; no getter)
+  jmethodID set_message_logging = nullptr;  // void Looper.setMessageLogging(Printer)
+  jclass printer = nullptr;                 // com.jankprobe.LooperPrinter
+  jmethodID printer_ctor = nullptr;         // (Printer previous)
+  jmethodID printer_retire = nullptr;       // void retire()
+  jmethodID printer_previous = nullptr;     // Printer previous()
+  jclass class_class = nullptr;             // java.lang.Class
+  jmethodID class_get_name = nullptr;       // String getName()
+  // The queue walk for "pending messages" in reports; optional (a report then says why it has none).
+  bool pending_ok = false;
+  std::string pending_why;
+  jfieldID queue_messages = nullptr;        // MessageQueue.mMessages
+  jfieldID msg_next = nullptr;              // Message.next
+  jfieldID msg_when = nullptr;              // Message.when (uptimeMillis)
+  jfieldID msg_what = nullptr;              // Message.what
+  jfieldID msg_target = nullptr;            // Message.target (Handler, null for a barrier)
+  jfieldID msg_callback = nullptr;          // Message.callback (Runnable)
+  jmethodID msg_is_async = nullptr;         // boolean isAsynchronous()
+};
+
+// The frame callback (com.jankprobe.FrameTicker on android.view.Choreographer); optional for the looper
+// monitor, which then runs without frame counts.
+struct FrameRefs {
+  bool ok = false;
+  std::string why;
+  jclass ticker = nullptr;
+  jmethodID ticker_ctor = nullptr;   // ()
+  jmethodID ticker_start = nullptr;  // void start()
+  jmethodID ticker_stop = nullptr;   // void stop()
+};
+
 // Resolves every set (called from JNI_OnLoad). Never leaves an exception pending.
 void ResolveMonitorRefs(JNIEnv* env);
 
@@ -65,6 +100,8 @@ void SetVm(JavaVM* vm);
 const QueueRefs& Queue();
 const IdleRefs& Idle();
 const BarrierRefs& Barrier();
+const LooperRefs& Looper();
+const FrameRefs& Frames();
 
 // A local reference to the main thread's MessageQueue, or nullptr with *why (no main looper yet, or a
 // lookup threw).
@@ -81,6 +118,18 @@ struct IdleHooks {
 void SetIdleHooks(const IdleHooks* hooks);  // nullptr uninstalls
 // Registers TimingIdleHandlerList's natives (JNI_OnLoad calls it after resolving).
 bool RegisterIdleNatives(JNIEnv* env, std::string* why);
+
+// The natives of LooperPrinter and FrameTicker forward here; same contract as IdleHooks (the looper monitor
+// installs them at start, nothing happens with none installed). Static storage.
+struct LooperHooks {
+  void (*begin)(JNIEnv* env, jstring line);  // ">>>>> Dispatching to ..." on the main thread
+  void (*end)(JNIEnv* env);                  // "<<<<< Finished to ..."
+  void (*frame)(JNIEnv* env, jlong frame_time_nanos);
+};
+void SetLooperHooks(const LooperHooks* hooks);  // nullptr uninstalls
+// Registers LooperPrinter's and FrameTicker's natives (JNI_OnLoad calls it after resolving); a failure
+// marks the matching set unusable.
+bool RegisterLooperNatives(JNIEnv* env, std::string* why);
 
 }  // namespace jp::jni
 

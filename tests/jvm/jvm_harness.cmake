@@ -30,7 +30,7 @@ add_jar(jp_test_app SOURCES ${jp_test_app_sources} INCLUDE_JARS jp_android_stand
 
 # Stand-in variants: every stand-in but MessageQueue as is, MessageQueue rewritten.
 file(GLOB jp_standin_common CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/java/android/os/*.java
-     ${PROJECT_SOURCE_DIR}/tests/java/android/util/*.java)
+     ${PROJECT_SOURCE_DIR}/tests/java/android/util/*.java ${PROJECT_SOURCE_DIR}/tests/java/android/view/*.java)
 list(FILTER jp_standin_common EXCLUDE REGEX "/MessageQueue\\.java$")
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/java/android/os/MessageQueue.java)
 file(READ ${PROJECT_SOURCE_DIR}/tests/java/android/os/MessageQueue.java jp_message_queue)

@@ -1,0 +1,507 @@
+#include "looper/dispatch_timing.h"
+
+#include <sched.h>
+#include <time.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include "hook/clock.h"
+#include "hook/jni/jni_refs.h"
+#include "hook/jni/jni_util.h"
+#include "hook/report.h"
+#include "looper/dispatch_line.h"
+#include "looper/frame_stats.h"
+#include "looper/message_history.h"
+#include "looper/pending_messages.h"
+#include "looper/stack_samples.h"
+
+namespace jp::looper {
+namespace {
+
+// Deadline ids: a tag in the top bits, the message's sequence number below.
+constexpr uint64_t kSampleTag = 0x1009ull << 48;
+constexpr uint64_t kReportTag = 0x100Aull << 48;
+constexpr uint64_t kSeqMask = (1ull << 48) - 1;
+constexpr size_t kReportQueue = 4;        // lagging messages waiting for the watchdog to report them
+constexpr size_t kHistoryFrames = 24;     // frames per sample in the history (the report has them all)
+
+// Line copy: UTF-8 can take 3 bytes per UTF-16 unit. Lines up to kWhole units are copied whole; longer
+// ones as head + tail, which keeps the Handler (front) and callback + what (back).
+constexpr jsize kWhole = 320;
+constexpr jsize kHead = 256;
+constexpr jsize kTail = 64;
+constexpr size_t kLineBuf = 3 * kWhole + 1;
+
+struct Current {
+  uint64_t seq = 0;
+  bool running = false;
+  Dispatch d;
+  uint64_t start_cpu_ns = 0;
+  SampleSet samples;
+  PendingSnapshot pending;
+  bool anr_reported = false;
+};
+
+struct Finished {
+  Dispatch d;
+  PendingSnapshot pending;
+  bool anr_reported = false;
+};
+
+struct Timing {
+  std::atomic<bool> active{false};
+  std::atomic<int> inside{0};
+  std::atomic<const hook::PluginContext*> context{nullptr};
+  std::atomic<uint64_t> lag_ns{700 * hook::kNsPerMs};
+  std::atomic<uint64_t> anr_ns{5000 * hook::kNsPerMs};
+  std::atomic<uint64_t> sample_after_ns{80 * hook::kNsPerMs};
+  std::atomic<uint64_t> sample_interval_ns{52 * hook::kNsPerMs};
+  std::atomic<int> max_frames{64};
+  // Argument keys and the frame record's name, interned at activation.
+  uint16_t key_what = 0, key_cpu = 0, key_target = 0, key_callback = 0;
+  uint16_t key_dropped = 0, key_gap = 0, key_interval = 0, name_frame = 0;
+
+  std::mutex mu;  // everything below up to the counters
+  Current cur;
+  MessageHistory history;
+  Finished to_report[kReportQueue];
+  size_t to_report_count = 0;
+
+  FrameStats frames;  // main thread only
+
+  std::atomic<uint64_t> messages{0}, lags{0}, anrs{0}, samples{0}, unmatched{0}, reports_dropped{0};
+  std::atomic<uint64_t> frame_count{0}, dropped_frames{0}, janky_frames{0}, refresh_ns{0};
+};
+Timing g;
+
+class Inside {
+ public:
+  Inside() { g.inside.fetch_add(1, std::memory_order_acq_rel); }
+  ~Inside() { g.inside.fetch_sub(1, std::memory_order_acq_rel); }
+  bool active() const { return g.active.load(std::memory_order_acquire); }
+};
+
+uint64_t ThreadCpuNs() { return hook::ClockNs(CLOCK_THREAD_CPUTIME_ID); }
+
+// Another thread's CPU clock from its kernel tid (what pthread_getcpuclockid computes for a pthread:
+// the per-thread scheduler clock, encoded as (~tid << 3) | 6). 0 when it cannot be read.
+uint64_t CpuNsOfTid(uint32_t tid) {
+  if (tid == 0) return 0;
+  const clockid_t clock = static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | 6u);
+  timespec ts{};
+  if (clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<uint64_t>(ts.tv_sec) * hook::kNsPerSec + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint32_t MainTid(const hook::PluginContext* ctx) {
+  return ctx->main_tid ? ctx->main_tid : static_cast<uint32_t>(hook::CurrentTid());
+}
+
+// The dispatch line into buf (NUL-free, returns the length); 0 when it cannot be read.
+size_t CopyLine(JNIEnv* env, jstring line, char* buf) {
+  const jsize n = env->GetStringLength(line);
+  size_t used = 0;
+  if (n <= kWhole) {
+    memset(buf, 0, static_cast<size_t>(3 * n + 1));
+    env->GetStringUTFRegion(line, 0, n, buf);
+    used = strnlen(buf, kLineBuf);
+  } else {
+    memset(buf, 0, kLineBuf);
+    env->GetStringUTFRegion(line, 0, kHead, buf);
+    used = strnlen(buf, kLineBuf);
+    env->GetStringUTFRegion(line, n - kTail, kTail, buf + used);
+    used += strnlen(buf + used, kLineBuf - used);
+  }
+  if (env->ExceptionCheck()) {
+    env->ExceptionClear();
+    return 0;
+  }
+  return used;
+}
+
+void OnSample(const hook::DeadlineFired& fired, void*);
+void OnReport(const hook::DeadlineFired& fired, void*);
+
+void Begin(JNIEnv* env, jstring line) {
+  const uint64_t t0 = hook::MonotonicNs();
+  const uint64_t cpu0 = ThreadCpuNs();
+  Inside guard;
+  if (!guard.active() || !line) return;
+  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
+  if (!ctx) return;
+  char buf[kLineBuf];
+  const size_t len = CopyLine(env, line, buf);
+  DispatchNames names;
+  ParseDispatchLine(std::string_view(buf, len), &names);
+  Dispatch d;
+  d.start_ns = t0;
+  d.what = names.what;
+  if (ctx->timeline) {
+    d.target = ctx->timeline->Intern(names.target);
+    d.callback = ctx->timeline->Intern(names.callback);
+  }
+  uint64_t seq;
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    if (g.cur.running) g.unmatched.fetch_add(1, std::memory_order_relaxed);  // its end was never printed
+    seq = ++g.cur.seq & kSeqMask;
+    g.cur.running = true;
+    g.cur.d = d;
+    g.cur.start_cpu_ns = cpu0;
+    g.cur.samples.Clear();
+    g.cur.pending = PendingSnapshot();
+    g.cur.anr_reported = false;
+  }
+  if (ctx->watchdog) {
+    ctx->watchdog->Arm(kSampleTag | seq, t0 + g.sample_after_ns.load(std::memory_order_relaxed), OnSample, nullptr,
+                       hook::Watchdog::kCaptureStack);
+  }
+}
+
+void End(JNIEnv*) {
+  const uint64_t t1 = hook::MonotonicNs();
+  const uint64_t cpu1 = ThreadCpuNs();
+  Inside guard;
+  if (!guard.active()) return;
+  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
+  if (!ctx) return;
+  Dispatch d;
+  uint64_t seq;
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    if (!g.cur.running) {
+      g.unmatched.fetch_add(1, std::memory_order_relaxed);  // begun before we were installed
+      return;
+    }
+    g.cur.running = false;
+    d = g.cur.d;
+    d.wall_ns = t1 - d.start_ns;
+    d.cpu_ns = cpu1 > g.cur.start_cpu_ns ? cpu1 - g.cur.start_cpu_ns : 0;
+    seq = g.cur.seq & kSeqMask;
+  }
+  if (ctx->watchdog) ctx->watchdog->Disarm(kSampleTag | seq);  // a sample firing now sees running == false
+  g.messages.fetch_add(1, std::memory_order_relaxed);
+
+  if (ctx->timeline) {
+    hook::Event e;
+    e.ts_ns = d.start_ns;
+    e.dur_ns = d.wall_ns;
+    e.tid = MainTid(ctx);
+    e.kind = hook::EventKind::kLooperMessage;
+    e.name = d.callback ? d.callback : d.target;
+    e.args[0] = hook::EventArg::Int(g.key_what, d.what);
+    e.args[1] = hook::EventArg::Double(g.key_cpu, static_cast<double>(d.cpu_ns) / 1e6);
+    e.args[2] = hook::EventArg::String(g.key_target, d.target);
+    e.args[3] = hook::EventArg::String(g.key_callback, d.callback);
+    ctx->timeline->Append(e);
+  }
+
+  const bool lag = d.wall_ns >= g.lag_ns.load(std::memory_order_relaxed);
+  bool queued = false;
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    g.history.Add(d, &g.cur.samples);  // medium and slow messages keep their samples (moved, not copied)
+    if (lag) {
+      if (g.to_report_count < kReportQueue) {
+        Finished& f = g.to_report[g.to_report_count++];
+        f.d = d;
+        std::swap(f.pending, g.cur.pending);
+        f.anr_reported = g.cur.anr_reported;
+        queued = true;
+      } else {
+        g.reports_dropped.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  }
+  if (queued && ctx->watchdog && !ctx->watchdog->Arm(kReportTag | seq, t1, OnReport, nullptr)) {
+    g.reports_dropped.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void Frame(JNIEnv*, jlong frame_time_nanos) {
+  Inside guard;
+  if (!guard.active() || frame_time_nanos <= 0) return;
+  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
+  if (!ctx) return;
+  const FrameGap gap = g.frames.OnFrame(static_cast<uint64_t>(frame_time_nanos));
+  g.frame_count.store(g.frames.frames(), std::memory_order_relaxed);
+  g.dropped_frames.store(g.frames.dropped(), std::memory_order_relaxed);
+  g.janky_frames.store(g.frames.janky_frames(), std::memory_order_relaxed);
+  g.refresh_ns.store(g.frames.interval_ns(), std::memory_order_relaxed);
+  if (!gap.valid || gap.dropped == 0 || !ctx->timeline) return;
+  hook::Event e;
+  e.ts_ns = static_cast<uint64_t>(frame_time_nanos);
+  e.tid = MainTid(ctx);
+  e.kind = hook::EventKind::kFrame;
+  e.name = g.name_frame;
+  e.args[0] = hook::EventArg::Int(g.key_dropped, gap.dropped);
+  e.args[1] = hook::EventArg::Double(g.key_gap, static_cast<double>(gap.gap_ns) / 1e6);
+  e.args[2] = hook::EventArg::Double(g.key_interval, static_cast<double>(gap.interval_ns) / 1e6);
+  ctx->timeline->Append(e);
+}
+
+const jni::LooperHooks kHooks = {Begin, End, Frame};
+
+// ---- reports (watchdog thread) ----
+
+JNIEnv* WatchdogEnv() {
+  std::string why;
+  return jni::Vm() ? jni::AttachedEnv(jni::Vm(), "jankprobe-watchdog", &why) : nullptr;
+}
+
+PendingSnapshot ReadPending() {
+  JNIEnv* env = WatchdogEnv();
+  if (!env) {
+    PendingSnapshot p;
+    p.why = "the watchdog thread cannot attach to the Java VM";
+    return p;
+  }
+  return ReadPendingMessages(env);
+}
+
+std::string HistoryJson(const hook::PluginContext* ctx, uint64_t now_ns) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  static const hook::StringTable kNoStrings;
+  std::lock_guard<std::mutex> lock(g.mu);
+  g.history.WriteJson(&w, now_ns, ctx->timeline ? ctx->timeline->strings() : kNoStrings, kHistoryFrames);
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+std::string PendingJson(const PendingSnapshot& p) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  WritePending(&w, p);
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+std::string SamplesJson(const SampleSet& samples, uint64_t start_ns, size_t max_frames) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  WriteSamples(&w, samples, start_ns, max_frames);
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+std::string Name(const hook::PluginContext* ctx, uint16_t id) {
+  return ctx->timeline ? std::string(ctx->timeline->strings().Lookup(id)) : std::string();
+}
+
+// type: "message_lag" or "anr_risk". still_running: the message had not ended when this was written.
+void SubmitReport(const hook::PluginContext* ctx, const char* type, const Dispatch& d, bool still_running,
+                  const SampleSet& samples, const PendingSnapshot& pending, uint64_t now_ns) {
+  const size_t max_frames = static_cast<size_t>(g.max_frames.load(std::memory_order_relaxed));
+  hook::Report r;
+  r.type = type;
+  r.monitor = "looper";
+  r.ts_ns = d.start_ns;
+  r.dur_ns = d.wall_ns;
+  r.fields.push_back(hook::ReportField::String("target", Name(ctx, d.target)));
+  r.fields.push_back(hook::ReportField::String("callback", Name(ctx, d.callback)));
+  r.fields.push_back(hook::ReportField::Int("what", d.what));
+  r.fields.push_back(hook::ReportField::Double("wall_ms", static_cast<double>(d.wall_ns) / 1e6));
+  r.fields.push_back(hook::ReportField::Double("cpu_ms", static_cast<double>(d.cpu_ns) / 1e6));
+  r.fields.push_back(hook::ReportField::Bool("still_running", still_running));
+  r.fields.push_back(hook::ReportField::Int(
+      "threshold_ms", static_cast<int64_t>((std::strcmp(type, "anr_risk") == 0 ? g.anr_ns : g.lag_ns).load() / hook::kNsPerMs)));
+  const uint64_t refresh = g.refresh_ns.load(std::memory_order_relaxed);
+  const uint64_t interval = refresh ? refresh : FrameStats::kDefaultIntervalNs;
+  // Frames the main thread could not draw while this message held it (the ticker's count comes later).
+  r.fields.push_back(hook::ReportField::Int("frames_lost_estimate", static_cast<int64_t>(d.wall_ns / interval)));
+  r.fields.push_back(hook::ReportField::Int("sample_count", samples.samples()));
+  if (!samples.empty()) {
+    const bool confirmed = samples.confirmed();
+    r.fields.push_back(hook::ReportField::Bool("confirmed", confirmed));
+    r.fields.push_back(hook::ReportField::String("verdict", confirmed ? "confirmed" : "suspected"));
+    r.fields.push_back(hook::ReportField::RawJson("samples", SamplesJson(samples, d.start_ns, max_frames)));
+    r.stack = SplitFrames(samples.Dominant()->stack, max_frames);
+    r.stack_captured_while_stuck = true;
+  } else {
+    r.fields.push_back(hook::ReportField::Bool("confirmed", false));
+    r.fields.push_back(hook::ReportField::String("verdict", "suspected"));
+    r.fields.push_back(hook::ReportField::String(
+        "stack_error", samples.errors() ? samples.last_error() : "no stack sample was taken while it ran"));
+  }
+  r.fields.push_back(hook::ReportField::RawJson("pending", PendingJson(pending)));
+  r.fields.push_back(hook::ReportField::RawJson("history", HistoryJson(ctx, now_ns)));
+  ctx->Submit(r);
+}
+
+void OnSample(const hook::DeadlineFired& fired, void*) {
+  Inside guard;
+  if (!guard.active()) return;
+  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
+  if (!ctx) return;
+  const uint64_t seq = fired.id & kSeqMask;
+  bool need_pending = false, need_anr = false;
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    if (!g.cur.running || (g.cur.seq & kSeqMask) != seq) return;  // it ended meanwhile
+    if (fired.stack && fired.stack->ok) {
+      g.cur.samples.Add(fired.stack->text, fired.stack->captured_ns ? fired.stack->captured_ns : fired.fired_ns);
+    } else {
+      g.cur.samples.AddError(fired.stack ? fired.stack->error : "deadline fired without a stack");
+    }
+    const uint64_t elapsed = fired.fired_ns - g.cur.d.start_ns;
+    need_pending = elapsed >= g.lag_ns.load(std::memory_order_relaxed) && !g.cur.pending.read &&
+                   g.cur.pending.why.empty();
+    need_anr = elapsed >= g.anr_ns.load(std::memory_order_relaxed) && !g.cur.anr_reported;
+    if (need_anr) g.cur.anr_reported = true;
+  }
+  g.samples.fetch_add(1, std::memory_order_relaxed);
+  if (need_pending || need_anr) {
+    PendingSnapshot p = ReadPending();  // the queue the stuck message is holding back
+    Dispatch d;
+    SampleSet samples;
+    bool still = false;
+    {
+      std::lock_guard<std::mutex> lock(g.mu);
+      if (g.cur.running && (g.cur.seq & kSeqMask) == seq) {
+        still = true;
+        if (need_pending) g.cur.pending = p;
+        d = g.cur.d;
+        if (need_anr) samples = g.cur.samples;
+      }
+    }
+    if (still && need_anr) {
+      const uint64_t now = hook::MonotonicNs();
+      d.wall_ns = now - d.start_ns;
+      const uint64_t cpu_now = CpuNsOfTid(MainTid(ctx));  // the main thread's CPU clock, read from here
+      {
+        std::lock_guard<std::mutex> lock(g.mu);
+        d.cpu_ns = cpu_now > g.cur.start_cpu_ns ? cpu_now - g.cur.start_cpu_ns : 0;
+      }
+      g.anrs.fetch_add(1, std::memory_order_relaxed);
+      SubmitReport(ctx, "anr_risk", d, true, samples, p, now);
+    }
+    if (!still) return;
+  }
+  const uint64_t interval = g.sample_interval_ns.load(std::memory_order_relaxed);
+  const uint64_t now = hook::MonotonicNs();
+  uint64_t next = fired.deadline_ns + interval;
+  if (next <= now) next = now + interval;  // we fell behind: no burst of catch-up samples
+  if (ctx->watchdog) ctx->watchdog->Arm(fired.id, next, OnSample, nullptr, hook::Watchdog::kCaptureStack);
+}
+
+void OnReport(const hook::DeadlineFired&, void*) {
+  Inside guard;
+  if (!guard.active()) return;
+  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
+  if (!ctx) return;
+  for (;;) {
+    Finished f;
+    SampleSet samples;
+    {
+      std::lock_guard<std::mutex> lock(g.mu);
+      if (g.to_report_count == 0) return;
+      f.d = g.to_report[0].d;
+      std::swap(f.pending, g.to_report[0].pending);
+      f.anr_reported = g.to_report[0].anr_reported;
+      for (size_t i = 1; i < g.to_report_count; ++i) {
+        g.to_report[i - 1].d = g.to_report[i].d;
+        std::swap(g.to_report[i - 1].pending, g.to_report[i].pending);
+        g.to_report[i - 1].anr_reported = g.to_report[i].anr_reported;
+      }
+      --g.to_report_count;
+      // Its samples went into the history entry: copy them from there (newest first).
+      for (size_t i = g.history.size(); i-- > 0;) {
+        const MessageHistory::Entry& e = g.history.at(i);
+        if (e.kind != MessageHistory::Kind::kFastRun && e.d.start_ns == f.d.start_ns) {
+          samples = e.samples;
+          break;
+        }
+      }
+    }
+    // Ended before the sampler saw it cross lag_ms: the queue is read now instead (noted in "pending").
+    if (!f.pending.read && f.pending.why.empty()) {
+      f.pending = ReadPending();
+      if (!f.pending.read) f.pending.why += " (read after the message ended)";
+    }
+    const uint64_t now = hook::MonotonicNs();
+    g.lags.fetch_add(1, std::memory_order_relaxed);
+    SubmitReport(ctx, "message_lag", f.d, false, samples, f.pending, now);
+    if (f.d.wall_ns >= g.anr_ns.load(std::memory_order_relaxed) && !f.anr_reported) {
+      g.anrs.fetch_add(1, std::memory_order_relaxed);
+      SubmitReport(ctx, "anr_risk", f.d, false, samples, f.pending, now);
+    }
+  }
+}
+
+}  // namespace
+
+void ActivateTiming(const hook::PluginContext* context, const Config& config) {
+  if (context->timeline) {
+    hook::Timeline* t = context->timeline;
+    g.key_what = t->Intern("what");
+    g.key_cpu = t->Intern("cpu_ms");
+    g.key_target = t->Intern("target");
+    g.key_callback = t->Intern("callback");
+    g.key_dropped = t->Intern("dropped");
+    g.key_gap = t->Intern("gap_ms");
+    g.key_interval = t->Intern("interval_ms");
+    g.name_frame = t->Intern("frame");
+  }
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    g.cur = Current();
+    g.history = MessageHistory();
+    for (Finished& f : g.to_report) f = Finished();
+    g.to_report_count = 0;
+  }
+  g.frames.Reset();
+  g.context.store(context, std::memory_order_release);
+  RetuneTiming(config);
+  g.active.store(true, std::memory_order_release);
+  jni::SetLooperHooks(&kHooks);
+}
+
+void RetuneTiming(const Config& config) {
+  const LooperConfig& c = config.looper;
+  auto ms = [](int32_t v) { return static_cast<uint64_t>(v > 0 ? v : 1) * hook::kNsPerMs; };
+  g.lag_ns.store(ms(c.lag_ms), std::memory_order_relaxed);
+  g.anr_ns.store(ms(c.anr_ms), std::memory_order_relaxed);
+  g.sample_after_ns.store(ms(c.sample_after_ms), std::memory_order_relaxed);
+  g.sample_interval_ns.store(ms(c.sample_interval_ms), std::memory_order_relaxed);
+  g.max_frames.store(config.report.max_stack_frames > 0 ? config.report.max_stack_frames : 64,
+                     std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(g.mu);
+  g.history.SetWindow(ms(c.history_ms), ms(c.lag_ms));
+}
+
+void DeactivateTiming() {
+  jni::SetLooperHooks(nullptr);
+  g.active.store(false, std::memory_order_release);
+  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
+  if (ctx && ctx->watchdog) {
+    uint64_t seq;
+    {
+      std::lock_guard<std::mutex> lock(g.mu);
+      seq = g.cur.seq & kSeqMask;
+    }
+    ctx->watchdog->Disarm(kSampleTag | seq);
+  }
+  // Main-thread calls are short; a watchdog callback may be reading the queue through JNI (milliseconds).
+  while (g.inside.load(std::memory_order_acquire) != 0) sched_yield();
+  g.context.store(nullptr, std::memory_order_release);
+}
+
+LooperCounters TimingCounters() {
+  LooperCounters c;
+  c.messages = g.messages.load(std::memory_order_relaxed);
+  c.lags = g.lags.load(std::memory_order_relaxed);
+  c.anrs = g.anrs.load(std::memory_order_relaxed);
+  c.samples = g.samples.load(std::memory_order_relaxed);
+  c.unmatched = g.unmatched.load(std::memory_order_relaxed);
+  c.reports_dropped = g.reports_dropped.load(std::memory_order_relaxed);
+  c.frames = g.frame_count.load(std::memory_order_relaxed);
+  c.dropped_frames = g.dropped_frames.load(std::memory_order_relaxed);
+  c.janky_frames = g.janky_frames.load(std::memory_order_relaxed);
+  c.refresh_ms = static_cast<double>(g.refresh_ns.load(std::memory_order_relaxed)) / 1e6;
+  std::lock_guard<std::mutex> lock(g.mu);
+  c.history_entries = g.history.size();
+  c.history_evicted = g.history.evicted();
+  return c;
+}
+
+}  // namespace jp::looper

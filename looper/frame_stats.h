@@ -1,0 +1,50 @@
+// Frame gaps from a Choreographer frame callback that re-posts itself every frame. Choreographer hands out
+// frame times on vsync boundaries (a late frame is moved back to the last vsync), so consecutive frame
+// times differ by whole refresh intervals: a gap of n intervals means n - 1 frames were not drawn.
+//
+// The refresh interval is taken from the gap distribution: the smallest gap among the last kWindow (a
+// display at 60, 90 or 120 Hz shows its interval as soon as two frames in a row are on time; a sliding
+// window follows a refresh-rate switch). Gaps below kMinIntervalNs are ignored (two callbacks for one
+// vsync). Not thread-safe: frame callbacks run on the main thread only.
+#ifndef JANKPROBE_LOOPER_FRAME_STATS_H_
+#define JANKPROBE_LOOPER_FRAME_STATS_H_
+
+#include <cstdint>
+
+namespace jp::looper {
+
+struct FrameGap {
+  bool valid = false;       // false for the first frame (no previous one) and ignored gaps
+  uint64_t gap_ns = 0;
+  uint64_t interval_ns = 0; // the refresh interval estimate used
+  uint32_t dropped = 0;     // frames missed inside the gap
+};
+
+class FrameStats {
+ public:
+  static constexpr int kWindow = 64;
+  static constexpr uint64_t kMinIntervalNs = 4ull * 1000 * 1000;      // 250 Hz
+  static constexpr uint64_t kDefaultIntervalNs = 16666667;           // until a gap says otherwise
+  static constexpr uint64_t kMaxGapNs = 60ull * 1000 * 1000 * 1000;  // longer: the ticker was paused
+
+  FrameGap OnFrame(uint64_t frame_time_ns);
+  void Reset();
+
+  uint64_t frames() const { return frames_; }
+  uint64_t dropped() const { return dropped_; }
+  uint64_t janky_frames() const { return janky_; }  // frames after a gap with at least one dropped
+  uint64_t interval_ns() const;
+
+ private:
+  uint64_t last_ns_ = 0;
+  uint64_t gaps_[kWindow] = {};
+  int gap_count_ = 0;
+  int gap_next_ = 0;
+  uint64_t frames_ = 0;
+  uint64_t dropped_ = 0;
+  uint64_t janky_ = 0;
+};
+
+}  // namespace jp::looper
+
+#endif  // JANKPROBE_LOOPER_FRAME_STATS_H_

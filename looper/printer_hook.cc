@@ -1,0 +1,105 @@
+#include "looper/printer_hook.h"
+
+#include "hook/jni/jni_refs.h"
+#include "hook/jni/jni_util.h"
+
+namespace jp::looper {
+
+std::string PrinterHook::ClassName(JNIEnv* env, jobject o) {
+  if (!o) return "none";
+  const jni::LooperRefs& refs = jni::Looper();
+  jclass c = env->GetObjectClass(o);
+  auto name = static_cast<jstring>(env->CallObjectMethod(c, refs.class_get_name));
+  std::string out = jni::TakeException(env, "Class.getName", nullptr) ? "?" : jni::ToStdString(env, name);
+  if (name) env->DeleteLocalRef(name);
+  env->DeleteLocalRef(c);
+  return out;
+}
+
+bool PrinterHook::SetOurs(JNIEnv* env, jobject previous, std::string* why) {
+  const jni::LooperRefs& refs = jni::Looper();
+  jobject ours = env->NewObject(refs.printer, refs.printer_ctor, previous);
+  if (jni::TakeException(env, "new LooperPrinter", why) || !ours) return false;
+  env->CallVoidMethod(looper_, refs.set_message_logging, ours);
+  if (jni::TakeException(env, "Looper.setMessageLogging", why)) {
+    env->DeleteLocalRef(ours);
+    return false;
+  }
+  if (printer_) {
+    env->CallVoidMethod(printer_, refs.printer_retire);
+    jni::TakeException(env, "LooperPrinter.retire", nullptr);
+    env->DeleteGlobalRef(printer_);
+  }
+  printer_ = env->NewGlobalRef(ours);
+  env->DeleteLocalRef(ours);
+  chained_to_ = ClassName(env, previous);
+  return true;
+}
+
+bool PrinterHook::Install(JNIEnv* env, std::string* why) {
+  const jni::LooperRefs& refs = jni::Looper();
+  if (!refs.ok) {
+    *why = refs.why;
+    return false;
+  }
+  jni::ScopedLocalFrame frame(env, 16);
+  jobject looper = jni::MainLooper(env, why);
+  if (!looper) return false;
+  jobject current = env->GetObjectField(looper, refs.looper_logging);
+  if (jni::TakeException(env, "read Looper.mLogging", why)) return false;
+  if (current && env->IsInstanceOf(current, refs.printer)) {
+    *why = "Looper.mLogging already holds a com.jankprobe.LooperPrinter (a second jankprobe?)";
+    return false;
+  }
+  looper_ = env->NewGlobalRef(looper);
+  if (!SetOurs(env, current, why)) {
+    env->DeleteGlobalRef(looper_);
+    looper_ = nullptr;
+    return false;
+  }
+  return true;
+}
+
+PrinterHook::CheckResult PrinterHook::Check(JNIEnv* env, std::string* what) {
+  if (!looper_ || !printer_) {
+    *what = "not installed";
+    return CheckResult::kFailed;
+  }
+  const jni::LooperRefs& refs = jni::Looper();
+  jni::ScopedLocalFrame frame(env, 16);
+  jobject current = env->GetObjectField(looper_, refs.looper_logging);
+  if (jni::TakeException(env, "read Looper.mLogging", what)) return CheckResult::kFailed;
+  if (env->IsSameObject(current, printer_)) return CheckResult::kInPlace;
+  *what = current ? ClassName(env, current) : "null";
+  std::string why;
+  if (!SetOurs(env, current, &why)) {
+    *what = why;
+    return CheckResult::kFailed;
+  }
+  return CheckResult::kReinstalled;
+}
+
+void PrinterHook::Uninstall(JNIEnv* env) {
+  if (!looper_) return;
+  const jni::LooperRefs& refs = jni::Looper();
+  jni::ScopedLocalFrame frame(env, 16);
+  if (printer_) {
+    jobject current = env->GetObjectField(looper_, refs.looper_logging);
+    if (!jni::TakeException(env, "read Looper.mLogging", nullptr) && env->IsSameObject(current, printer_)) {
+      jobject previous = env->CallObjectMethod(printer_, refs.printer_previous);
+      if (!jni::TakeException(env, "LooperPrinter.previous", nullptr)) {
+        env->CallVoidMethod(looper_, refs.set_message_logging, previous);
+        jni::TakeException(env, "Looper.setMessageLogging", nullptr);
+      }
+    }
+    // Still referenced by a printer that chained to ours, or by a dispatch in flight: it must only forward.
+    env->CallVoidMethod(printer_, refs.printer_retire);
+    jni::TakeException(env, "LooperPrinter.retire", nullptr);
+    env->DeleteGlobalRef(printer_);
+    printer_ = nullptr;
+  }
+  env->DeleteGlobalRef(looper_);
+  looper_ = nullptr;
+}
+
+}  // namespace jp::looper
