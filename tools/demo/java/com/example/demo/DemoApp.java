@@ -1,0 +1,202 @@
+package com.example.demo;
+
+import android.os.Handler;
+import android.os.Looper;
+import android.os.Message;
+import android.os.SystemClock;
+import com.jankprobe.JankProbe;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+
+/**
+ * The demo "app". Its main thread does what an Application does at start on a phone: prepare the main
+ * Looper, System.loadLibrary("jankprobe") (JNI_OnLoad runs with this app's class loader), hand
+ * JankProbe.start the remote flag (a JSON file from tools/demo/config), then loop: touches from the
+ * InputChannel, a feed ticker, idle handlers. With faults on, a script plays four faults and one remote
+ * flag update; see README "What ./run demo shows".
+ */
+public final class DemoApp {
+  /** Script times, ms after the main loop started. */
+  static final long ARM_SLOW_CLICK_AT = 1500;
+  static final long ARM_SLOW_IDLE_AT = 3000;
+  static final long LEAK_BARRIER_AT = 4500;
+  static final long IDLE_OFF_AT = 7000;
+  static final long IDLE_ON_AT = 8000;
+  static final long ARM_STUCK_AT = 8500;
+  static final long COOL_DOWN_MS = 1500;     // after the stuck message, before the end
+  static final long SAFETY_END_AT = 30000;   // ends the run even if a fault never got its touch
+
+  private static String configDir;
+  private static String outDir;
+  private static boolean withJankprobe;
+  private static boolean withFaults;
+  private static long durationMs;
+
+  private static Handler handler;       // ordinary (synchronous) messages
+  private static Handler scriptHandler; // the script's steps are asynchronous: the leaked barrier must not hold them
+  private static long t0;
+  private static long cpuAtStart;
+  private static final long[] result = new long[6];
+  private static boolean ended;
+  private static int startRc;
+  private static FeedTicker ticker;
+  private static HousekeepingIdleHandler housekeeping;
+  private static TouchView view;
+
+  private DemoApp() {}
+
+  /**
+   * Runs the app on a new "main" thread and returns when its loop ended:
+   * {JankProbe.start rc (0 when off), main-thread CPU ns, wall ns, clicks, ticker runs, input errors}.
+   */
+  public static long[] run(String configDirectory, String outDirectory, boolean jankprobe, boolean faults,
+                           long runMs) throws InterruptedException {
+    configDir = configDirectory;
+    outDir = outDirectory;
+    withJankprobe = jankprobe;
+    withFaults = faults;
+    durationMs = runMs;
+    final Thread main = new Thread(new Runnable() {
+      @Override
+      public void run() { mainThread(); }
+    }, "main");
+    main.start();
+    main.join();
+    return result;
+  }
+
+  static String readConfig(String name) {
+    try {
+      return new String(Files.readAllBytes(Paths.get(configDir, name)), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read remote flag " + name + ": " + e);
+    }
+  }
+
+  private static void mainThread() {
+    Looper.prepareMainLooper();
+    final Looper looper = Looper.myLooper();
+    handler = new Handler(looper);
+    scriptHandler = Handler.createAsync(looper);
+    if (withJankprobe) {
+      System.loadLibrary("jankprobe");
+      JankProbe.setListener(new JankProbe.ReportListener() {
+        @Override
+        public void onReport(String json) { DemoHost.onReport(json); }
+      });
+      startRc = JankProbe.start(readConfig("demo.json"));
+      if (startRc != 0) DemoHost.log("JankProbe.start failed (" + startRc + "): " + JankProbe.lastError());
+      DemoHost.status("start", JankProbe.status());
+    }
+    housekeeping = new HousekeepingIdleHandler();
+    Looper.myQueue().addIdleHandler(housekeeping);
+    view = new TouchView(handler);
+    InputReceiver.attach(looper, view);
+    ticker = new FeedTicker(handler);
+    ticker.start();
+    t0 = SystemClock.uptimeMillis();
+    cpuAtStart = DemoHost.threadCpuNs();
+    if (withFaults) {
+      scheduleScript();
+      at(SAFETY_END_AT, new Runnable() {
+        @Override
+        public void run() {
+          DemoHost.log("script: safety end reached (a fault never got its touch)");
+          end();
+        }
+      });
+    } else {
+      at(durationMs, new Runnable() {
+        @Override
+        public void run() { end(); }
+      });
+    }
+    Looper.loop();
+    if (withJankprobe) JankProbe.stop();  // queued reports are delivered before this returns
+  }
+
+  private static void at(long ms, Runnable step) {
+    scriptHandler.sendMessageAtTime(Message.obtain(scriptHandler, step), t0 + ms);
+  }
+
+  private static void scheduleScript() {
+    at(ARM_SLOW_CLICK_AT, new Runnable() {
+      @Override
+      public void run() {
+        DemoHost.log("script: fault 1 armed: the next click handler is slow");
+        Faults.armSlowClick();
+      }
+    });
+    at(ARM_SLOW_IDLE_AT, new Runnable() {
+      @Override
+      public void run() {
+        DemoHost.log("script: fault 2 armed: a slow IdleHandler will delay the next DOWN");
+        Faults.armSlowIdle();
+      }
+    });
+    at(LEAK_BARRIER_AT, new Runnable() {
+      @Override
+      public void run() {
+        final int token = Looper.myQueue().postSyncBarrier();
+        DemoHost.log("script: fault 3: sync barrier " + token + " posted and leaked (ordinary messages stop)");
+      }
+    });
+    at(IDLE_OFF_AT, new Runnable() {
+      @Override
+      public void run() { applyFlag("idle_off.json", "idle off"); }
+    });
+    at(IDLE_ON_AT, new Runnable() {
+      @Override
+      public void run() { applyFlag("demo.json", "idle on again"); }
+    });
+    at(ARM_STUCK_AT, new Runnable() {
+      @Override
+      public void run() {
+        DemoHost.log("script: fault 4 armed: a message will be stuck " + Faults.STUCK_MS + " ms after the next DOWN");
+        Faults.armStuckMessage();
+      }
+    });
+  }
+
+  /** Called by ReportUploader's message once it is done. */
+  static void stuckMessageDone() {
+    DemoHost.log("script: stuck message finished; ending in " + COOL_DOWN_MS + " ms");
+    at(SystemClock.uptimeMillis() - t0 + COOL_DOWN_MS, new Runnable() {
+      @Override
+      public void run() { end(); }
+    });
+  }
+
+  private static void applyFlag(String file, String phase) {
+    if (!withJankprobe) return;
+    final int rc = JankProbe.configure(readConfig(file));
+    DemoHost.log("script: remote flag update " + file + " -> configure() = " + rc
+        + (rc != 0 ? " (" + JankProbe.lastError() + ")" : ""));
+    DemoHost.status(phase, JankProbe.status());
+  }
+
+  private static void end() {
+    if (ended) return;
+    ended = true;
+    result[0] = startRc;
+    result[1] = DemoHost.threadCpuNs() - cpuAtStart;
+    result[2] = (SystemClock.uptimeMillis() - t0) * 1000000L;
+    result[3] = view.clicks();
+    result[4] = ticker.ticks();
+    result[5] = InputReceiver.consumeErrors();
+    if (withJankprobe) {
+      DemoHost.status("end", JankProbe.status());
+      export(outDir + "/trace.json", JankProbe.EXPORT_CHROME_TRACE);
+      export(outDir + "/reports.jsonl", JankProbe.EXPORT_JSONL);
+    }
+    Looper.myLooper().quit();
+  }
+
+  private static void export(String path, int format) {
+    if (outDir == null || outDir.isEmpty()) return;
+    final int rc = JankProbe.export(path, format);
+    if (rc != 0) DemoHost.log("export " + path + " failed (" + rc + "): " + JankProbe.lastError());
+  }
+}

@@ -1,0 +1,31 @@
+package com.example.demo;
+
+/**
+ * What the demo's launcher (the "framework" process around the app) offers the app: natives registered by
+ * the launcher with RegisterNatives, as libandroid_runtime registers the framework's natives on a phone.
+ * Nothing here belongs to jankprobe: the app talks to jankprobe only through com.jankprobe.JankProbe.
+ */
+final class DemoHost {
+  private DemoHost() {}
+
+  /** One report from JankProbe's listener (a background thread): printed, kept for the summary and check. */
+  static native void onReport(String json);
+
+  /** One line of the app's own narration (script steps, status), printed with the run's clock. */
+  static native void log(String line);
+
+  /** JankProbe.status() at a point of the script ("start", "idle off", ...), for the check. */
+  static native void status(String phase, String json);
+
+  /** CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID), in ns. */
+  static native long threadCpuNs();
+
+  /** InputConsumer.consume through libinput.so (recvfrom): 1 with {seq, action, consume_time}, 0 none, <0 error. */
+  static native int consume(long[] out);
+
+  /** InputConsumer.sendFinishedSignal through libinput.so (__sendto_chk): 0 or -errno. */
+  static native int finish(int seq, long consumeTime);
+
+  /** The receiver drained the channel: the fd watcher may report the next readable edge. */
+  static native void inputDrained();
+}

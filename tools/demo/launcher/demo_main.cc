@@ -1,0 +1,295 @@
+// jankprobe-demo: the process around the demo app, playing what Android provides around a real app. It
+// opens the InputChannel (the libinput.so fixture), runs the dispatcher thread that streams touches into
+// it, starts OpenJDK with the JVM harness (android.os stand-ins as the framework, jankprobe.jar + the demo
+// app in the app's own class loader), registers the framework natives the app calls, and runs the app.
+// The app itself loads jankprobe the way an app does (System.loadLibrary + JankProbe.start).
+//
+//   jankprobe-demo [--check] [--out DIR] [--config-dir DIR]   the scripted faults (./run demo)
+//   jankprobe-demo --bench SECONDS --jankprobe on|off          no faults; prints one JSON line of figures
+#include <jni.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "tests/jvm/jvm_harness.h"
+#include "tools/demo/launcher/report_book.h"
+#include "tools/demo/launcher/touch_dispatcher.h"
+
+namespace {
+
+using jp::demo::FdWatcher;
+using jp::demo::ReportBook;
+using jp::demo::TouchDispatcher;
+using jp::testing::JavaResult;
+using jp::testing::JvmHarness;
+
+constexpr const char* kHostClass = "com.example.demo.DemoHost";
+constexpr const char* kAppClass = "com.example.demo.DemoApp";
+constexpr const char* kReceiverClass = "com.example.demo.InputReceiver";
+
+struct Options {
+  bool check = false;
+  std::string out_dir = "out";
+  std::string config_dir = JP_DEMO_CONFIG_DIR;
+  double bench_seconds = 0;  // > 0: benchmark run, no faults
+  bool jankprobe = true;
+  int timeout_s = 90;
+};
+
+ReportBook* g_book = nullptr;
+TouchDispatcher* g_dispatcher = nullptr;
+FdWatcher* g_watcher = nullptr;
+
+std::string ToString(JNIEnv* env, jstring s) {
+  if (!s) return std::string();
+  const char* chars = env->GetStringUTFChars(s, nullptr);
+  std::string out = chars ? chars : "";
+  if (chars) env->ReleaseStringUTFChars(s, chars);
+  return out;
+}
+
+// --- the natives of com.example.demo.DemoHost ---
+void JNICALL OnReport(JNIEnv* env, jclass, jstring json) {
+  if (g_book) g_book->OnReport(ToString(env, json));
+}
+void JNICALL Log(JNIEnv* env, jclass, jstring line) {
+  if (g_book) g_book->Log(ToString(env, line));
+}
+void JNICALL Status(JNIEnv* env, jclass, jstring phase, jstring json) {
+  if (g_book) g_book->OnStatus(ToString(env, phase), ToString(env, json));
+}
+jlong JNICALL ThreadCpuNs(JNIEnv*, jclass) {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<jlong>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+jint JNICALL Consume(JNIEnv* env, jclass, jlongArray out) {
+  jpfx_event e{};
+  const int rc = jpfx_consume(g_dispatcher->channel(), &e);
+  if (rc == 1) {
+    const jlong fields[3] = {static_cast<jlong>(e.seq), static_cast<jlong>(e.action), static_cast<jlong>(e.consume_time)};
+    env->SetLongArrayRegion(out, 0, 3, fields);
+  }
+  return rc;
+}
+jint JNICALL Finish(JNIEnv*, jclass, jint seq, jlong consume_time) {
+  return jpfx_finish(g_dispatcher->channel(), static_cast<uint32_t>(seq), 1, consume_time);
+}
+void JNICALL InputDrained(JNIEnv*, jclass) { g_watcher->Rearm(); }
+
+bool RegisterHostNatives(JvmHarness* jvm, std::string* why) {
+  jclass host = jvm->AppClass(kHostClass, why);
+  if (!host) return false;
+  static const JNINativeMethod methods[] = {
+      {const_cast<char*>("onReport"), const_cast<char*>("(Ljava/lang/String;)V"), reinterpret_cast<void*>(OnReport)},
+      {const_cast<char*>("log"), const_cast<char*>("(Ljava/lang/String;)V"), reinterpret_cast<void*>(Log)},
+      {const_cast<char*>("status"), const_cast<char*>("(Ljava/lang/String;Ljava/lang/String;)V"), reinterpret_cast<void*>(Status)},
+      {const_cast<char*>("threadCpuNs"), const_cast<char*>("()J"), reinterpret_cast<void*>(ThreadCpuNs)},
+      {const_cast<char*>("consume"), const_cast<char*>("([J)I"), reinterpret_cast<void*>(Consume)},
+      {const_cast<char*>("finish"), const_cast<char*>("(IJ)I"), reinterpret_cast<void*>(Finish)},
+      {const_cast<char*>("inputDrained"), const_cast<char*>("()V"), reinterpret_cast<void*>(InputDrained)},
+  };
+  JNIEnv* env = jvm->Env();
+  if (env->RegisterNatives(host, methods, sizeof methods / sizeof methods[0]) != JNI_OK) {
+    *why = "RegisterNatives(DemoHost): " + jvm->TakeException();
+    return false;
+  }
+  return true;
+}
+
+bool ParseArgs(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", name);
+        return nullptr;
+      }
+      return argv[++i];
+    };
+    const char* v = nullptr;
+    if (a == "--check") {
+      o->check = true;
+    } else if (a == "--out") {
+      if (!(v = value("--out"))) return false;
+      o->out_dir = v;
+    } else if (a == "--config-dir") {
+      if (!(v = value("--config-dir"))) return false;
+      o->config_dir = v;
+    } else if (a == "--bench") {
+      if (!(v = value("--bench"))) return false;
+      o->bench_seconds = std::atof(v);
+      if (o->bench_seconds <= 0) return false;
+    } else if (a == "--jankprobe") {
+      if (!(v = value("--jankprobe"))) return false;
+      if (std::strcmp(v, "on") != 0 && std::strcmp(v, "off") != 0) return false;
+      o->jankprobe = std::strcmp(v, "on") == 0;
+    } else if (a == "--timeout") {
+      if (!(v = value("--timeout"))) return false;
+      o->timeout_s = std::atoi(v);
+    } else {
+      std::fprintf(stderr, "unknown argument %s\n", a.c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+long ResidentKb() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long kb = -1;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "VmRSS: %ld kB", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return kb;
+}
+
+std::string Absolute(const std::string& path) {
+  char* real = realpath(path.c_str(), nullptr);
+  std::string out = real ? real : path;
+  std::free(real);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (!ParseArgs(argc, argv, &o)) {
+    std::fprintf(stderr, "usage: %s [--check] [--out DIR] [--config-dir DIR] [--timeout S] | --bench SECONDS --jankprobe on|off\n",
+                 argv[0]);
+    return 2;
+  }
+  const bool bench = o.bench_seconds > 0;
+  FILE* out = bench ? stderr : stdout;  // a benchmark run prints only its JSON line on stdout
+  ReportBook book(out);
+  g_book = &book;
+
+  // Nothing in this process may hang a test: the whole run has a deadline.
+  std::thread([timeout = o.timeout_s, out] {
+    std::this_thread::sleep_for(std::chrono::seconds(timeout));
+    std::fprintf(out, "demo: no end after %d s, giving up\n", timeout);
+    std::fflush(out);
+    _exit(3);
+  }).detach();
+
+  if (!bench && std::system(("mkdir -p '" + o.out_dir + "'").c_str()) != 0) {
+    std::fprintf(stderr, "demo: cannot create %s\n", o.out_dir.c_str());
+    return 1;
+  }
+  std::string why;
+  TouchDispatcher dispatcher;
+  g_dispatcher = &dispatcher;
+  if (!dispatcher.Open(&why)) {
+    std::fprintf(stderr, "demo: %s\n", why.c_str());
+    return 1;
+  }
+  std::string lib_dir = JP_DEMO_LIBJANKPROBE;
+  lib_dir = lib_dir.substr(0, lib_dir.rfind('/'));
+  jp::testing::JvmOptions jvm_options;
+  jvm_options.system_classpath = {JP_DEMO_STANDINS_JAR};
+  jvm_options.app_classpath = {JP_DEMO_JANKPROBE_JAR, JP_DEMO_APP_JAR};
+  jvm_options.jvm_args = {"-Djava.library.path=" + lib_dir, "-Xms64m", "-Xmx64m"};
+  const long rss_before_jvm = ResidentKb();
+  JvmHarness* jvm = JvmHarness::Start(jvm_options, &why);
+  if (!jvm) {
+    std::fprintf(stderr, "demo: cannot start the JVM: %s\n", why.c_str());
+    return 1;
+  }
+  if (!RegisterHostNatives(jvm, &why)) {
+    std::fprintf(stderr, "demo: %s\n", why.c_str());
+    return 1;
+  }
+  FdWatcher watcher;
+  g_watcher = &watcher;
+  const bool watching = watcher.Start(
+      dispatcher.app_fd(),
+      [jvm] {
+        JNIEnv* env = jvm->Env();
+        env->PushLocalFrame(8);
+        JavaResult r = jvm->CallStatic(kReceiverClass, "onFdReadable", "()V");
+        env->PopLocalFrame(nullptr);
+        if (!r.ok) g_book->Log("fd watcher: " + r.why);
+      },
+      [jvm] { jvm->vm()->DetachCurrentThread(); }, &why);
+  if (!watching) {
+    std::fprintf(stderr, "demo: %s\n", why.c_str());
+    return 1;
+  }
+  dispatcher.Start();
+
+  if (!bench) {
+    book.Log("jankprobe demo: app on OpenJDK, touches at 120/s through libinput.so, remote flag " +
+             Absolute(o.config_dir + "/demo.json"));
+  }
+  const long rss_before_app = ResidentKb();
+  JNIEnv* env = jvm->Env();
+  env->PushLocalFrame(16);
+  jvalue args[5]{};
+  args[0].l = jvm->NewString(Absolute(o.config_dir));
+  args[1].l = bench ? jvm->NewString("") : jvm->NewString(Absolute(o.out_dir));
+  args[2].z = o.jankprobe ? JNI_TRUE : JNI_FALSE;
+  args[3].z = bench ? JNI_FALSE : JNI_TRUE;
+  args[4].j = static_cast<jlong>(o.bench_seconds * 1000);
+  JavaResult r = jvm->CallStatic(kAppClass, "run", "(Ljava/lang/String;Ljava/lang/String;ZZJ)[J",
+                                 {args[0], args[1], args[2], args[3], args[4]});
+  const long rss_after_app = ResidentKb();
+  jlong result[6] = {};
+  if (r.ok && r.value.l) env->GetLongArrayRegion(static_cast<jlongArray>(r.value.l), 0, 6, result);
+  env->PopLocalFrame(nullptr);
+  dispatcher.Stop();
+  watcher.Stop();
+  if (!r.ok) {
+    std::fprintf(stderr, "demo: the app failed: %s\n", r.why.c_str());
+    std::fflush(nullptr);
+    _exit(1);
+  }
+  const double run_s = static_cast<double>(result[2]) / 1e9;
+
+  if (bench) {
+    // One JSON line for bench/demo_bench.cc.
+    std::printf("{\"jankprobe\":%s,\"start_rc\":%lld,\"main_cpu_ns\":%lld,\"run_ns\":%lld,\"clicks\":%lld,"
+                "\"ticks\":%lld,\"input_errors\":%lld,\"touches_published\":%llu,\"touches_finished\":%llu,"
+                "\"rss_kb_before_jvm\":%ld,\"rss_kb_before_app\":%ld,\"rss_kb_after_app\":%ld,\"reports\":%zu}\n",
+                o.jankprobe ? "true" : "false", static_cast<long long>(result[0]), static_cast<long long>(result[1]),
+                static_cast<long long>(result[2]), static_cast<long long>(result[3]),
+                static_cast<long long>(result[4]), static_cast<long long>(result[5]),
+                static_cast<unsigned long long>(dispatcher.published()),
+                static_cast<unsigned long long>(dispatcher.finished()), rss_before_jvm, rss_before_app, rss_after_app,
+                book.reports().size());
+    std::fflush(nullptr);
+    _exit(result[0] == 0 && result[5] == 0 ? 0 : 1);
+  }
+
+  std::fprintf(out, "\n== the run: %.1f s, %llu touches published, %llu finished (%llu ticks held back while the app "
+               "was behind), %lld clicks, %lld feed ticks, main thread CPU %.1f ms\n",
+               run_s, static_cast<unsigned long long>(dispatcher.published()),
+               static_cast<unsigned long long>(dispatcher.finished()),
+               static_cast<unsigned long long>(dispatcher.held_back_ticks()), static_cast<long long>(result[3]),
+               static_cast<long long>(result[4]), static_cast<double>(result[1]) / 1e6);
+  bool ok = book.SummarizeAndCheck(/*faults_played=*/true);
+  if (result[0] != 0) {
+    std::fprintf(out, "JankProbe.start returned %lld\n", static_cast<long long>(result[0]));
+    ok = false;
+  }
+  if (result[5] != 0 || dispatcher.errors() != 0) {
+    std::fprintf(out, "input channel errors: app %lld, dispatcher %llu\n", static_cast<long long>(result[5]),
+                 static_cast<unsigned long long>(dispatcher.errors()));
+    ok = false;
+  }
+  std::fprintf(out, "\nChrome trace: %s\n  open https://ui.perfetto.dev, \"Open trace file\", pick it (or drag it in)\n",
+               Absolute(o.out_dir + "/trace.json").c_str());
+  std::fprintf(out, "Reports (JSON Lines): %s\n", Absolute(o.out_dir + "/reports.jsonl").c_str());
+  if (o.check) std::fprintf(out, "check: %s\n", ok ? "PASSED" : "FAILED");
+  std::fflush(nullptr);
+  // The JVM is not torn down (DestroyJavaVM waits for every non-daemon thread): leave at once.
+  _exit(o.check && !ok ? 1 : 0);
+}
