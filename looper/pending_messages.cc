@@ -62,8 +62,10 @@ PendingSnapshot ReadPendingMessages(JNIEnv* env) {
       r.what = env->GetIntField(m, refs.msg_what);
       r.when = env->GetLongField(m, refs.msg_when);
       r.async = env->CallBooleanMethod(m, refs.msg_is_async);
+      failed = jni::TakeException(env, "Message.isAsynchronous", &p.why);
       raw.push_back(r);
     }
+    if (failed) break;
     jobject next = env->GetObjectField(m, refs.msg_next);
     failed = jni::TakeException(env, "walk MessageQueue.mMessages", &p.why);
     env->DeleteLocalRef(m);  // keeps the local frame small on long queues

@@ -23,6 +23,8 @@ public final class TestApp {
   private static volatile Handler mainHandler;
   private static volatile Thread mainThread;
   public static final CountingIdleHandler early = new CountingIdleHandler();
+  /** The app's own message logging, set before jankprobe starts (jankprobe must chain to it). */
+  public static final CountingPrinter earlyPrinter = new CountingPrinter();
 
   private TestApp() {}
 
@@ -43,6 +45,7 @@ public final class TestApp {
       Looper.prepareMainLooper();
       mainHandler = new Handler(Looper.myLooper());
       Looper.myQueue().addIdleHandler(early);  // registered before jankprobe starts: must survive the swap
+      Looper.myLooper().setMessageLogging(earlyPrinter);  // likewise: must keep seeing every dispatch
       rc[0] = JankProbe.start(config);
       started.countDown();
       Looper.loop();

@@ -1,0 +1,118 @@
+package com.example.app;
+
+import android.os.Handler;
+import android.os.Looper;
+import android.util.Printer;
+import java.lang.reflect.Field;
+
+/**
+ * The looper monitor's scenarios on the main looper: slow and sleeping messages, a printer replaced or
+ * cleared by app code, a simulated ANR with messages waiting behind it, and the printer cost loops the
+ * benchmark drives.
+ */
+public final class LooperScenarios {
+  private static volatile CountingPrinter latePrinter;
+  private static volatile WorkHandler work;
+
+  private LooperScenarios() {}
+
+  private static Handler main() { return new Handler(Looper.getMainLooper()); }
+
+  private static WorkHandler work() {
+    if (work == null) work = new WorkHandler(Looper.getMainLooper());
+    return work;
+  }
+
+  /** Posts a message that keeps the main thread busy for ms, then waits until the loop is free again. */
+  public static int runSlow(long ms) throws InterruptedException {
+    main().post(new SlowTask(ms));
+    return TestApp.runOnMain(() -> {}, ms + 5000) ? 0 : 1;
+  }
+
+  public static int runSleepy(long ms) throws InterruptedException {
+    main().post(new SleepyTask(ms));
+    return TestApp.runOnMain(() -> {}, ms + 5000) ? 0 : 1;
+  }
+
+  /** Posts `n` quick messages to the WorkHandler (what = 7) and waits for them. */
+  public static int runQuick(int n) throws InterruptedException {
+    final WorkHandler h = work();
+    for (int i = 0; i < n; i++) h.sendEmptyMessage(7);
+    return TestApp.runOnMain(() -> {}, 5000) ? 0 : 1;
+  }
+
+  /**
+   * A simulated ANR: the main thread stuck for stuckMs in a SlowTask, with two WorkHandler messages
+   * (what 41, 42) queued behind it and one far in the future (what 43, due in 60 s). Returns at once.
+   */
+  public static int simulateAnr(long stuckMs) {
+    main().post(new SlowTask(stuckMs));
+    final WorkHandler h = work();
+    h.sendEmptyMessage(41);
+    h.sendEmptyMessage(42);
+    h.sendEmptyMessageDelayed(43, 60_000);
+    return 0;
+  }
+
+  public static int removeFutureWork() {
+    work().removeMessages(43);
+    return 0;
+  }
+
+  /** App code replacing the main looper's printer with its own ("counting") or clearing it ("null"). */
+  public static int replacePrinter(String kind) {
+    if ("null".equals(kind)) {
+      Looper.getMainLooper().setMessageLogging(null);
+    } else {
+      latePrinter = new CountingPrinter();
+      Looper.getMainLooper().setMessageLogging(latePrinter);
+    }
+    return 0;
+  }
+
+  public static int latePrinterLines() { return latePrinter == null ? -1 : latePrinter.dispatchLines.get(); }
+
+  public static int earlyPrinterLines() { return TestApp.earlyPrinter.dispatchLines.get(); }
+
+  /** The main looper's printer chain as text ("jankprobe.LooperPrinter(active -> ...)"). */
+  public static String printerChain() throws ReflectiveOperationException {
+    final Field f = Looper.class.getDeclaredField("mLogging");
+    f.setAccessible(true);
+    return String.valueOf(f.get(Looper.getMainLooper()));
+  }
+
+  // ---- benchmark loops: the dispatch logging of n messages, as Looper.loop() prints it ----
+
+  private static final Handler benchHandler = new Handler(Looper.getMainLooper()) {
+    @Override
+    public String toString() { return "Handler (com.example.app.BenchHandler) {1b6d3586}"; }
+  };
+  private static final Runnable benchCallback = new Runnable() {
+    @Override
+    public void run() {}
+
+    @Override
+    public String toString() { return "com.example.app.BenchTask@4e50df2e"; }
+  };
+
+  /** Looper's two lines per message (built as Looper builds them) printed to `p`; returns a checksum. */
+  public static long printLoop(Printer p, int n) {
+    long sum = 0;
+    for (int i = 0; i < n; i++) {
+      final String begin = ">>>>> Dispatching to " + benchHandler + " " + benchCallback + ": " + i;
+      p.println(begin);
+      final String end = "<<<<< Finished to " + benchHandler + " " + benchCallback;
+      p.println(end);
+      sum += begin.length() + end.length();
+    }
+    return sum;
+  }
+
+  /** The stand-in's own cost: the lines built and handed to a Printer that does nothing with them. */
+  public static long benchPlain(int n) { return printLoop(x -> {}, n); }
+
+  /** The same through jankprobe's LooperPrinter chained to that do-nothing Printer. */
+  public static long benchJankprobe(int n) {
+    return printLoop(new com.jankprobe.LooperPrinter(x -> {}), n);
+  }
+}

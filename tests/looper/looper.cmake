@@ -1,0 +1,9 @@
+# The looper monitor: pure parts (line parsing, history window, sample merging, frame gaps) as unit tests,
+# the monitor itself on the real-JVM harness.
+jp_add_gtest(looper_unit_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/dispatch_line_test.cc ${CMAKE_CURRENT_LIST_DIR}/message_history_test.cc
+          ${CMAKE_CURRENT_LIST_DIR}/stack_samples_test.cc ${CMAKE_CURRENT_LIST_DIR}/frame_stats_test.cc
+  LIBS jp_looper jp_hook)
+
+include(${CMAKE_CURRENT_LIST_DIR}/../jvm/jvm_harness.cmake)
+jp_add_jvm_test(looper_jvm_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/looper_jvm_test.cc STANDINS jp_android_standins)

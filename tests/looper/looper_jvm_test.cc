@@ -1,0 +1,341 @@
+// The looper monitor on a real JVM with the faithful stand-ins (Looper prints AOSP's dispatch lines,
+// Choreographer delivers vsync-aligned frames): jankprobe's printer chains to the app's own, a slow message
+// is reported with a confirmed stack whose key frame is the scripted method, a sleeping one shows wall far
+// above CPU, a printer replaced or cleared by the app is put back within one check period, a simulated ANR
+// lists the slow message in its history and the messages waiting behind it, and a slow message costs the
+// frames its length says.
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "looper/looper_monitor.h"
+#include "tests/jvm/app_under_test.h"
+
+namespace jp::testing {
+namespace {
+
+constexpr int kLagMs = 300;
+constexpr int kAnrMs = 1000;
+constexpr int kSampleAfterMs = 40;
+constexpr int kSampleIntervalMs = 30;
+constexpr double kFrameMs = 1000.0 / 60;  // the Choreographer stand-in's refresh
+const char* kConfig =
+    R"({"input":{"enabled":false},"idle":{"enabled":false},"barrier":{"enabled":false},)"
+    R"("looper":{"lag_ms":300,"anr_ms":1000,"sample_after_ms":40,"sample_interval_ms":30},)"
+    R"("report":{"key_packages":["com.example.app"],"max_reports_per_minute":100}})";
+const char* kScenarios = "com.example.app.LooperScenarios";
+
+using Clock = std::chrono::steady_clock;
+double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+rapidjson::Document Parse(const std::string& json) {
+  rapidjson::Document d;
+  d.Parse(json.c_str());
+  EXPECT_FALSE(d.HasParseError()) << json;
+  return d;
+}
+
+// The looper monitor's status details (re-parsed on every call).
+struct LooperStatus {
+  rapidjson::Document doc;
+  const rapidjson::Value* details = nullptr;
+  std::string state;
+  int64_t Int(const char* key) const { return details && details->HasMember(key) ? (*details)[key].GetInt64() : -1; }
+  std::string Str(const char* key) const {
+    return details && details->HasMember(key) ? (*details)[key].GetString() : std::string();
+  }
+  const rapidjson::Value& Frames() const { return (*details)["frames"]; }
+};
+
+LooperStatus Status() {
+  LooperStatus s;
+  s.doc.Parse(CallString("status").c_str());
+  if (s.doc.HasParseError() || !s.doc.HasMember("monitors")) return s;
+  const rapidjson::Value& m = s.doc["monitors"]["looper"];
+  s.state = m["state"].GetString();
+  if (m.HasMember("details")) s.details = &m["details"];
+  return s;
+}
+
+int Scenario(const char* method, const char* sig = "()I", const std::vector<jvalue>& args = {}) {
+  JNIEnv* env = Jvm()->Env();
+  env->PushLocalFrame(8);
+  JavaResult r = Jvm()->CallStatic(kScenarios, method, sig, args);
+  env->PopLocalFrame(nullptr);
+  EXPECT_TRUE(r.ok) << method << ": " << r.why;
+  return r.ok ? r.value.i : -1000;
+}
+
+std::string ScenarioString(const char* method) {
+  JNIEnv* env = Jvm()->Env();
+  env->PushLocalFrame(8);
+  JavaResult r = Jvm()->CallStatic(kScenarios, method, "()Ljava/lang/String;");
+  env->PopLocalFrame(nullptr);
+  return r.ok ? r.text : "error: " + r.why;
+}
+
+int ReplacePrinter(const std::string& kind) {
+  JNIEnv* env = Jvm()->Env();
+  env->PushLocalFrame(8);
+  const int rc = Scenario("replacePrinter", "(Ljava/lang/String;)I", {L(Jvm()->NewString(kind))});
+  env->PopLocalFrame(nullptr);
+  return rc;
+}
+
+std::string ExportTrace() {
+  char path[] = "/tmp/jp-looper-trace-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return std::string();
+  close(fd);
+  JNIEnv* env = Jvm()->Env();
+  env->PushLocalFrame(8);
+  JavaResult r = Jvm()->CallStatic("com.jankprobe.JankProbe", "export", "(Ljava/lang/String;I)I",
+                                   {L(Jvm()->NewString(path)), I(1)});
+  env->PopLocalFrame(nullptr);
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  unlink(path);
+  return r.ok && r.value.i == 0 ? ss.str() : std::string();
+}
+
+class LooperJvmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const AppLaunch& launch = LaunchApp(kConfig);
+    if (!launch.ok) GTEST_SKIP() << "no JVM in this process: " << launch.why;
+    ASSERT_EQ(launch.start_rc, 0) << CallString("status");
+    Jvm()->CallStatic(kTestApp, "clearReports", "()V");
+  }
+};
+
+TEST_F(LooperJvmTest, PrinterChainsToTheAppsOwnAndRecordsEveryMessage) {
+  LooperStatus s = Status();
+  ASSERT_EQ(s.state, "on") << CallString("status");
+  ASSERT_NE(s.details, nullptr);
+  const int64_t before = s.Int("messages");
+  const int early_before = Scenario("earlyPrinterLines");
+  if (s.Int("reinstalls") == 0) {  // the app's printer, set before start, is still the one we chain to
+    EXPECT_EQ(s.Str("chained_to"), "com.example.app.CountingPrinter");
+    EXPECT_EQ(ScenarioString("printerChain").rfind("jankprobe.LooperPrinter(active -> com.example.app.CountingPrinter@", 0), 0u)
+        << ScenarioString("printerChain");
+  }
+  constexpr int kQuick = 25;
+  ASSERT_EQ(Scenario("runQuick", "(I)I", {I(kQuick)}), 0);
+  s = Status();
+  // Our printer saw every message (the 25 quick ones; the wait message may still be ending)...
+  EXPECT_GE(s.Int("messages") - before, kQuick);
+  if (s.Int("reinstalls") == 0) {
+    // ... and so did the app's printer behind it.
+    EXPECT_GE(Scenario("earlyPrinterLines") - early_before, kQuick + 1);
+  }
+  // Each message is a looper.message record named by its target class, with its what.
+  const std::string trace = ExportTrace();
+  ASSERT_FALSE(trace.empty());
+  EXPECT_NE(trace.find("com.example.app.WorkHandler"), std::string::npos);
+  EXPECT_NE(trace.find("looper.message"), std::string::npos);
+}
+
+TEST_F(LooperJvmTest, SlowMessageIsReportedWithAConfirmedStackAndItsKeyFrame) {
+  constexpr int kBusyMs = 450;
+  const auto t0 = Clock::now();
+  ASSERT_EQ(Scenario("runSlow", "(J)I", {J(kBusyMs)}), 0);
+  const std::string json = AwaitReport("message_lag", "com.example.app.SlowTask", 3000);
+  const double waited_ms = MsSince(t0);
+  ASSERT_FALSE(json.empty()) << "no message_lag; status: " << CallString("status");
+  rapidjson::Document d = Parse(json);
+  EXPECT_STREQ(d["monitor"].GetString(), "looper");
+  EXPECT_STREQ(d["callback"].GetString(), "com.example.app.SlowTask");
+  EXPECT_STREQ(d["target"].GetString(), "android.os.Handler");
+  EXPECT_FALSE(d["still_running"].GetBool());
+  // Ground truth: it spins kBusyMs; the measured dispatch cannot be shorter, nor longer than our wait.
+  const double wall = d["wall_ms"].GetDouble();
+  EXPECT_GE(wall, kBusyMs);
+  EXPECT_LE(wall, waited_ms);
+  // Busy, not blocked: most of the wall time is the main thread's CPU time (2 cores shared with builds).
+  EXPECT_GE(d["cpu_ms"].GetDouble(), 0.5 * wall) << json;
+  EXPECT_LE(d["cpu_ms"].GetDouble(), wall + 1);
+  // Sampling from sample_after_ms every sample_interval_ms: about (wall - after) / interval + 1 samples.
+  const int expected = static_cast<int>((wall - kSampleAfterMs) / kSampleIntervalMs) + 1;
+  const int samples = d["sample_count"].GetInt();
+  EXPECT_GE(samples, expected / 2) << json;
+  EXPECT_LE(samples, expected + 1) << json;
+  int merged = 0;
+  for (const auto& run : d["samples"].GetArray()) {
+    merged += run["count"].GetInt();
+    EXPECT_GE(run["at_ms"].GetDouble(), kSampleAfterMs);
+  }
+  EXPECT_EQ(merged, samples);
+  EXPECT_TRUE(d["confirmed"].GetBool()) << json;
+  EXPECT_STREQ(d["verdict"].GetString(), "confirmed");
+  ASSERT_TRUE(d.HasMember("key_frame")) << json;
+  EXPECT_NE(std::string(d["key_frame"].GetString()).find("com.example.app.SlowTask.crunchNumbers"),
+            std::string::npos)
+      << json;
+  EXPECT_TRUE(d["stack_captured_while_stuck"].GetBool());
+  EXPECT_NEAR(d["frames_lost_estimate"].GetInt(), wall / kFrameMs, 2);
+  // The history holds it as a slow entry with its samples.
+  bool in_history = false;
+  for (const auto& e : d["history"]["entries"].GetArray()) {
+    if (std::string(e["kind"].GetString()) == "slow" && std::string(e["callback"].GetString()) == "com.example.app.SlowTask") {
+      in_history = e.HasMember("samples") && e["samples"].Size() > 0;
+    }
+  }
+  EXPECT_TRUE(in_history) << json;
+}
+
+TEST_F(LooperJvmTest, MessageBlockedInSleepShowsWallFarAboveCpu) {
+  constexpr int kSleepMs = 400;
+  ASSERT_EQ(Scenario("runSleepy", "(J)I", {J(kSleepMs)}), 0);
+  const std::string json = AwaitReport("message_lag", "com.example.app.SleepyTask", 3000);
+  ASSERT_FALSE(json.empty()) << "no message_lag; status: " << CallString("status");
+  rapidjson::Document d = Parse(json);
+  const double wall = d["wall_ms"].GetDouble();
+  const double cpu = d["cpu_ms"].GetDouble();
+  EXPECT_GE(wall, kSleepMs);
+  // Sleeping costs the thread next to no CPU: a small fraction of the wall time, whatever the machine load.
+  EXPECT_LT(cpu, 0.2 * wall) << json;
+  EXPECT_GE(cpu, 0.0);
+  ASSERT_TRUE(d.HasMember("key_frame")) << json;
+  EXPECT_NE(std::string(d["key_frame"].GetString()).find("com.example.app.SleepyTask.waitForDisk"), std::string::npos);
+  EXPECT_TRUE(d["confirmed"].GetBool()) << json;
+}
+
+// Polls the status until reinstalls passes `from`; returns the ms it took (or -1 after 3 s).
+double AwaitReinstall(int64_t from) {
+  const auto t0 = Clock::now();
+  while (MsSince(t0) < 3000) {
+    if (Status().Int("reinstalls") > from) return MsSince(t0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return -1;
+}
+
+TEST_F(LooperJvmTest, ReplacedOrClearedPrinterIsReinstalledWithinOneCheckAndChained) {
+  const int64_t r0 = Status().Int("reinstalls");
+  ASSERT_EQ(ReplacePrinter("counting"), 0);
+  const double took = AwaitReinstall(r0);
+  ASSERT_GE(took, 0) << CallString("status");
+  // One check period, plus the check's own JNI work and our polling step.
+  EXPECT_LE(took, looper::kPrinterCheckMs + 100);
+  LooperStatus s = Status();
+  EXPECT_EQ(s.Str("printer"), "reinstalled");
+  EXPECT_EQ(s.Str("last_replaced_by"), "com.example.app.CountingPrinter");
+  EXPECT_EQ(s.Str("chained_to"), "com.example.app.CountingPrinter");
+  EXPECT_EQ(ScenarioString("printerChain").rfind("jankprobe.LooperPrinter(active -> com.example.app.CountingPrinter@", 0), 0u);
+  // Chained: the newcomer still sees every message, and we still time them.
+  const int64_t m0 = s.Int("messages");
+  const int late0 = Scenario("latePrinterLines");
+  ASSERT_EQ(Scenario("runQuick", "(I)I", {I(10)}), 0);
+  EXPECT_GE(Scenario("latePrinterLines") - late0, 11);
+  EXPECT_GE(Status().Int("messages") - m0, 10);
+
+  // setMessageLogging(null), as an app switching its logging off does.
+  const int64_t r1 = Status().Int("reinstalls");
+  ASSERT_EQ(ReplacePrinter("null"), 0);
+  ASSERT_GE(AwaitReinstall(r1), 0);
+  s = Status();
+  EXPECT_EQ(s.Str("last_replaced_by"), "null");
+  EXPECT_EQ(s.Str("chained_to"), "none");
+  const int64_t m1 = s.Int("messages");
+  ASSERT_EQ(Scenario("runQuick", "(I)I", {I(5)}), 0);
+  EXPECT_GE(Status().Int("messages") - m1, 5);
+}
+
+TEST_F(LooperJvmTest, SimulatedAnrListsTheSlowMessageAndThePendingOnes) {
+  ASSERT_EQ(Scenario("runSlow", "(J)I", {J(350)}), 0);  // a slow message in the history window
+  ASSERT_FALSE(AwaitReport("message_lag", "com.example.app.SlowTask", 3000).empty());
+  Jvm()->CallStatic(kTestApp, "clearReports", "()V");  // from here on, reports are about the stuck message
+  constexpr int kStuckMs = 1300;
+  const auto t0 = Clock::now();
+  ASSERT_EQ(Scenario("simulateAnr", "(J)I", {J(kStuckMs)}), 0);
+  const std::string json = AwaitReport("anr_risk", "\"still_running\":true", 3000);
+  ASSERT_FALSE(json.empty()) << "no anr_risk; status: " << CallString("status");
+  const double seen_ms = MsSince(t0);
+  rapidjson::Document d = Parse(json);
+  EXPECT_STREQ(d["callback"].GetString(), "com.example.app.SlowTask");
+  const double wall = d["wall_ms"].GetDouble();
+  EXPECT_GE(wall, kAnrMs);
+  EXPECT_LE(wall, seen_ms);
+  EXPECT_LT(seen_ms, kStuckMs) << "the ANR risk must be reported while the message still runs";
+  EXPECT_GT(d["cpu_ms"].GetDouble(), 0.0);
+  EXPECT_LE(d["cpu_ms"].GetDouble(), wall + 1);
+  EXPECT_EQ(d["threshold_ms"].GetInt(), kAnrMs);
+
+  // History: the earlier slow message (350 ms) is there, with its samples.
+  bool slow_seen = false;
+  for (const auto& e : d["history"]["entries"].GetArray()) {
+    if (std::string(e["kind"].GetString()) == "slow" && std::string(e["callback"].GetString()) == "com.example.app.SlowTask" &&
+        e["wall_ms"].GetDouble() >= 350 && e["wall_ms"].GetDouble() < kAnrMs) {
+      slow_seen = e.HasMember("samples");
+    }
+  }
+  EXPECT_TRUE(slow_seen) << json;
+
+  // Pending: 41 and 42 waiting about as long as the stuck message ran, 43 not due for a minute.
+  ASSERT_TRUE(d["pending"]["read"].GetBool()) << json;
+  int found = 0;
+  for (const auto& m : d["pending"]["messages"].GetArray()) {
+    if (!m.HasMember("target") || std::string(m["target"].GetString()) != "com.example.app.WorkHandler") continue;
+    const int what = m["what"].GetInt();
+    const int64_t late = m["late_ms"].GetInt64();
+    if (what == 41 || what == 42) {
+      ++found;
+      EXPECT_GE(late, kLagMs) << json;  // read when the message crossed lag_ms, or later
+      EXPECT_LE(late, wall + 100) << json;
+    } else if (what == 43) {
+      ++found;
+      EXPECT_LT(late, -50000) << json;
+    }
+  }
+  EXPECT_EQ(found, 3) << json;
+
+  // When it ends: one message_lag for it, and no second anr_risk.
+  const std::string lag = AwaitReport("message_lag", "com.example.app.SlowTask", 4000);
+  ASSERT_FALSE(lag.empty());
+  rapidjson::Document l = Parse(lag);
+  EXPECT_GE(l["wall_ms"].GetDouble(), kStuckMs);
+  EXPECT_EQ(CallInt("countReports", "(Ljava/lang/String;)I", {L(Jvm()->NewString("anr_risk"))}), 1);
+  Scenario("removeFutureWork");
+}
+
+TEST_F(LooperJvmTest, FramesDroppedDuringASlowMessageMatchItsLength) {
+  ASSERT_EQ(Scenario("runQuick", "(I)I", {I(1)}), 0);  // whatever ran before has ended and been reported
+  Jvm()->CallStatic(kTestApp, "clearReports", "()V");
+  // Let the ticker find the refresh interval.
+  const auto t0 = Clock::now();
+  while (MsSince(t0) < 2000 && Status().Frames()["frames"].GetInt64() < 20) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  LooperStatus s = Status();
+  ASSERT_EQ(std::string(s.Frames()["state"].GetString()), "on") << CallString("status");
+  ASSERT_GE(s.Frames()["frames"].GetInt64(), 20) << CallString("status");
+  EXPECT_NEAR(s.Frames()["refresh_ms"].GetDouble(), kFrameMs, 0.5);
+  const int64_t dropped0 = s.Frames()["dropped"].GetInt64();
+  const int64_t frames0 = s.Frames()["frames"].GetInt64();
+
+  ASSERT_EQ(Scenario("runSlow", "(J)I", {J(500)}), 0);
+  const std::string json = AwaitReport("message_lag", "com.example.app.SlowTask", 3000);
+  ASSERT_FALSE(json.empty());
+  const double wall = Parse(json)["wall_ms"].GetDouble();
+  // Wait for the frame after it, then compare: the gap over the slow message covers wall / interval frames.
+  const auto t1 = Clock::now();
+  while (MsSince(t1) < 1000 && Status().Frames()["frames"].GetInt64() < frames0 + 3) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const int64_t dropped = Status().Frames()["dropped"].GetInt64() - dropped0;
+  EXPECT_NEAR(static_cast<double>(dropped), wall / kFrameMs, 3) << CallString("status");
+  // And the janky frame is a `frame` record in the timeline.
+  const std::string trace = ExportTrace();
+  EXPECT_NE(trace.find("\"dropped\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace jp::testing
