@@ -13,9 +13,10 @@ import java.util.ArrayList;
  *   the main queue, so reading happens on the main thread between messages;
  * - consume() reads events (recvfrom in libinput.so) and, like InputConsumer, hands out a DOWN or UP on
  *   its own: a batch ends after one;
- * - the events wait for the next frame (an asynchronous message at the next 16 ms vsync), where the view
- *   gets them and each is finished (sendto in libinput.so) after it was handled. Between the read and the
- *   frame the queue is idle, which is where IdleHandlers run and can delay a touch.
+ * - the batch waits for the next frame (an asynchronous message at the next 16 ms vsync), where the view
+ *   gets them and each is finished (sendto in libinput.so) after it was handled; only then is the channel
+ *   read again. Between the read and the frame the queue is idle, which is where IdleHandlers run and can
+ *   delay a touch.
  */
 final class InputReceiver {
   static final long FRAME_MS = 16;
@@ -66,8 +67,11 @@ final class InputReceiver {
       view.onRead(e);
       if (e.action != TouchEvent.ACTION_MOVE) break;  // DOWN and UP are not batched with what follows
     }
-    DemoHost.inputDrained();
-    if (!pending.isEmpty() && !frameScheduled) {
+    if (pending.isEmpty()) {
+      DemoHost.inputDrained();
+      return;
+    }
+    if (!frameScheduled) {
       frameScheduled = true;
       final long now = SystemClock.uptimeMillis();
       final long vsync = (now / FRAME_MS + 1) * FRAME_MS;
@@ -83,6 +87,9 @@ final class InputReceiver {
       DemoHost.finish(e.seq, e.consumeTime);
     }
     pending.clear();
+    // Read again only now: what arrived while this batch waited for its frame is the next batch, so a
+    // stall between a read and its frame delays exactly the events of that batch.
+    DemoHost.inputDrained();
   }
 
   private InputReceiver() {}
