@@ -13,6 +13,11 @@ namespace jp::testing {
 
 constexpr const char* kTestApp = "com.example.app.TestApp";
 
+// Tests run with -Xcheck:jni; a benchmark defines JP_JVM_CHECK_JNI=0 to measure JNI at its real cost.
+#ifndef JP_JVM_CHECK_JNI
+#define JP_JVM_CHECK_JNI 1
+#endif
+
 inline jvalue L(jobject o) {
   jvalue v{};
   v.l = o;
@@ -42,6 +47,7 @@ inline const AppLaunch& LaunchApp(const std::string& config) {
     JvmOptions options;
     options.system_classpath = {JP_JVM_SYSTEM_CP};
     options.app_classpath = {JP_JVM_JANKPROBE_JAR, JP_JVM_APP_JAR};
+    options.check_jni = JP_JVM_CHECK_JNI != 0;
     JvmHarness* jvm = JvmHarness::Start(options, &l.why);
     if (!jvm) return l;
     JNIEnv* env = jvm->Env();

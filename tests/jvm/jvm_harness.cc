@@ -45,7 +45,7 @@ JvmHarness* JvmHarness::Start(const JvmOptions& options, std::string* why) {
 bool JvmHarness::Init(const JvmOptions& options, std::string* why) {
   std::vector<std::string> texts;
   texts.push_back("-Djava.class.path=" + JoinClasspath(options.system_classpath));
-  texts.push_back("-Xcheck:jni");  // makes HotSpot warn about JNI misuse (e.g. calls with an exception pending)
+  if (options.check_jni) texts.push_back("-Xcheck:jni");  // makes HotSpot warn about JNI misuse (e.g. calls with an exception pending)
   for (const std::string& a : options.jvm_args) texts.push_back(a);
   std::vector<JavaVMOption> opts(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) opts[i].optionString = const_cast<char*>(texts[i].c_str());

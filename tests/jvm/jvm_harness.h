@@ -19,6 +19,7 @@ struct JvmOptions {
   std::vector<std::string> system_classpath;  // jars/dirs for -Djava.class.path
   std::vector<std::string> app_classpath;     // jars/dirs for the app's URLClassLoader
   std::vector<std::string> jvm_args;          // extra -X / -D options
+  bool check_jni = true;                      // -Xcheck:jni (off for benchmarks: it slows every JNI call)
 };
 
 // A static-method call's result; `ok` false with `why` when the call threw or a lookup failed.
