@@ -59,7 +59,7 @@ final class InputReceiver {
     for (;;) {
       final int rc = DemoHost.consume(out);
       if (rc <= 0) {
-        if (rc < 0) consumeErrors++;
+        if (rc < 0 && consumeErrors++ == 0) DemoHost.log("input: consume failed (" + rc + ")");
         break;
       }
       final TouchEvent e = new TouchEvent((int) out[0], (int) out[1], out[2]);
