@@ -35,7 +35,8 @@ RunFigures RunApp(bool jankprobe, double seconds) {
   char buf[512];
   while (std::fgets(buf, sizeof buf, p)) out += buf;
   const int rc = pclose(p);
-  if (rc != 0 || out.find("\"main_cpu_ns\"") == std::string::npos) return f;
+  if (rc != 0) std::fprintf(stderr, "%s: exit status %d\n", cmd.c_str(), rc);
+  if (out.find("\"main_cpu_ns\"") == std::string::npos) return f;
   f.main_cpu_ns = Field(out, "main_cpu_ns");
   f.run_ns = Field(out, "run_ns");
   f.rss_before_app_kb = Field(out, "rss_kb_before_app");

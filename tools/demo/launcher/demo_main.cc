@@ -70,7 +70,7 @@ jlong JNICALL ThreadCpuNs(JNIEnv*, jclass) {
 }
 jint JNICALL Consume(JNIEnv* env, jclass, jlongArray out) {
   jpfx_event e{};
-  const int rc = jpfx_consume(g_dispatcher->channel(), &e);
+  const int rc = g_dispatcher->Consume(&e);
   if (rc == 1) {
     const jlong fields[3] = {static_cast<jlong>(e.seq), static_cast<jlong>(e.action), static_cast<jlong>(e.consume_time)};
     env->SetLongArrayRegion(out, 0, 3, fields);
@@ -78,7 +78,7 @@ jint JNICALL Consume(JNIEnv* env, jclass, jlongArray out) {
   return rc;
 }
 jint JNICALL Finish(JNIEnv*, jclass, jint seq, jlong consume_time) {
-  return jpfx_finish(g_dispatcher->channel(), static_cast<uint32_t>(seq), 1, consume_time);
+  return g_dispatcher->Finish(static_cast<uint32_t>(seq), consume_time);
 }
 void JNICALL InputDrained(JNIEnv*, jclass) { g_watcher->Rearm(); }
 

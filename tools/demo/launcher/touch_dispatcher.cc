@@ -44,6 +44,16 @@ bool TouchDispatcher::Open(std::string* why) {
   return true;
 }
 
+int TouchDispatcher::Consume(jpfx_event* out) {
+  std::lock_guard<std::mutex> lock(channel_mu_);
+  return jpfx_consume(channel_, out);
+}
+
+int TouchDispatcher::Finish(uint32_t seq, int64_t consume_time) {
+  std::lock_guard<std::mutex> lock(channel_mu_);
+  return jpfx_finish(channel_, seq, 1, consume_time);
+}
+
 void TouchDispatcher::Start() { thread_ = std::thread([this] { Loop(); }); }
 
 void TouchDispatcher::Stop() {
@@ -57,7 +67,11 @@ void TouchDispatcher::DrainFinished(int64_t now) {
     uint32_t seq = 0;
     int handled = 0;
     int64_t consume_time = 0;
-    const int rc = jpfx_dispatcher_receive(channel_, &seq, &handled, &consume_time);
+    int rc;
+    {
+      std::lock_guard<std::mutex> lock(channel_mu_);
+      rc = jpfx_dispatcher_receive(channel_, &seq, &handled, &consume_time);
+    }
     if (rc == 0) return;
     if (rc < 0) {
       errors_.fetch_add(1);
@@ -85,7 +99,11 @@ void TouchDispatcher::Loop() {
       continue;
     }
     const int32_t action = position == 0 ? kActionDown : position == kGestureEvents - 1 ? kActionUp : kActionMove;
-    const int rc = jpfx_publish_motion(channel_, seq, action, now, 1);
+    int rc;
+    {
+      std::lock_guard<std::mutex> lock(channel_mu_);
+      rc = jpfx_publish_motion(channel_, seq, action, now, 1);
+    }
     if (rc == -EAGAIN) continue;  // socket full: try the same event next tick
     if (rc != 0) {
       errors_.fetch_add(1);

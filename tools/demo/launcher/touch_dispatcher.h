@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -34,7 +35,10 @@ class TouchDispatcher {
   void Start();
   void Stop();
 
-  jpfx_channel* channel() const { return channel_; }
+  // The app side's calls. The fixture's channel has one scratch buffer for both ends (a real channel's
+  // ends live in two processes), so every call on it is serialised here.
+  int Consume(jpfx_event* out);
+  int Finish(uint32_t seq, int64_t consume_time);
   int app_fd() const { return channel_ ? jpfx_app_fd(channel_) : -1; }
   uint64_t published() const { return published_.load(); }
   uint64_t finished() const { return finished_.load(); }
@@ -46,6 +50,7 @@ class TouchDispatcher {
   void DrainFinished(int64_t now);
 
   jpfx_channel* channel_ = nullptr;
+  std::mutex channel_mu_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::map<uint32_t, int64_t> outstanding_;  // seq -> publish time; dispatcher thread only
