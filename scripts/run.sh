@@ -104,7 +104,7 @@ case "${1:-}" in
     ensure_packages
     mkdir -p build
     configure_build build/host -DCMAKE_BUILD_TYPE=RelWithDebInfo || exit 1
-    exec scripts/demo.sh
+    exec scripts/demo.sh "${@:2}"
     ;;
   bench)
     ensure_packages
