@@ -70,7 +70,7 @@ TEST(ConfigDiffTest, BeingSampledOutStopsEverything) {
 
 TEST(ConfigDiffTest, TimelineAndReportChangesAreFlagged) {
   Config before = Parse("{}");
-  ConfigDiff d = DiffConfigs(before, Parse(R"({"timeline": {"capacity": 4096}})"));
+  ConfigDiff d = DiffConfigs(before, Parse(R"({"timeline": {"capacity": 8192}})"));
   EXPECT_TRUE(d.timeline_changed);
   EXPECT_FALSE(d.report_changed);
   EXPECT_TRUE(d.any());
