@@ -73,7 +73,8 @@ class InputMonitor : public hook::MonitorImpl {
     for (int i = 0; i < kProxyCount; ++i) {
       out += std::string(i ? "," : "") + Quoted(p[i].symbol) + ":" + Quoted(ProxyStateName(install_.state[i]));
     }
-    out += "},\"counters\":" + InputTracker::Get().CountersJson();
+    out += "},\"hot_path_fence\":" + Quoted(InputTracker::Get().FenceMode());
+    out += ",\"counters\":" + InputTracker::Get().CountersJson();
     if (!remove_errors_.empty()) out += ",\"remove_errors\":" + Quoted(remove_errors_);
     return out + "}";
   }

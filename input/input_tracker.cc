@@ -1,7 +1,6 @@
 #include "input/input_tracker.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,20 +28,11 @@ InputTracker& InputTracker::Get() {
   return *tracker;
 }
 
-// Dekker-style with Disable: seq_cst increment, then re-check enabled_; Disable clears enabled_ and then
-// waits for the count to drain, so nothing is inside once Disable returns.
-struct InputTracker::HotGuard {
-  explicit HotGuard(InputTracker* t) : t_(t) {
-    t_->in_flight_.fetch_add(1, std::memory_order_seq_cst);
-    ok = t_->enabled_.load(std::memory_order_seq_cst);
-  }
-  ~HotGuard() { t_->in_flight_.fetch_sub(1, std::memory_order_release); }
-  InputTracker* t_;
-  bool ok;
-};
-
 void InputTracker::Enable(const Settings& s) {
   if (stacks_.size() != PendingEvents::kSlots) stacks_.resize(PendingEvents::kSlots);
+  std::string why;
+  fence_note_ = fence_.Init(&why) ? "membarrier" : why;
+  gate_.ProposeOwner(s.context ? s.context->main_tid : 0);
   layout_ = s.layout;
   context_ = s.context;
   lag_ns_.store(s.lag_ns, std::memory_order_relaxed);
@@ -59,8 +49,11 @@ void InputTracker::Enable(const Settings& s) {
     value_fd_ = tl->Intern("fd");
   }
   channels_.Clear();
+  armed_due_ns_.store(UINT64_MAX, std::memory_order_relaxed);
   enabled_.store(true, std::memory_order_seq_cst);
 }
+
+std::string InputTracker::FenceMode() const { return fence_note_; }
 
 void InputTracker::Retune(uint64_t lag_ns, uint64_t anr_ns) {
   lag_ns_.store(lag_ns, std::memory_order_relaxed);
@@ -69,22 +62,16 @@ void InputTracker::Retune(uint64_t lag_ns, uint64_t anr_ns) {
 
 void InputTracker::Disable() {
   enabled_.store(false, std::memory_order_seq_cst);
-  // Hot paths and callbacks that got in before the flag fell: they are short (no blocking calls inside).
-  while (in_flight_.load(std::memory_order_seq_cst) != 0) {
-    timespec ts{0, 100000};
-    nanosleep(&ts, nullptr);
-  }
+  gate_.Drain();  // hot paths and callbacks that got in before the flag fell
   hook::Watchdog* wd = context_ ? context_->watchdog : nullptr;
+  // A deadline that fires anyway finds the tracker disabled (or, after a new Enable, scans a table
+  // that has nothing overdue for it).
+  const uint64_t armed = armed_due_ns_.exchange(UINT64_MAX, std::memory_order_relaxed);
+  if (wd && armed != UINT64_MAX) wd->Disarm(DeadlineId(armed));
   for (int i = 0; i < PendingEvents::kSlots; ++i) {
-    PendingEvent& e = pending_.at(i);
-    const uint32_t st = e.state.load(std::memory_order_acquire);
-    if (st == kFree) continue;
-    const uint32_t gen = e.generation.load(std::memory_order_relaxed);
-    // A deadline that fires anyway finds the tracker disabled (or, after a new Enable, a new generation).
-    if (wd) {
-      wd->Disarm(EventId(i, gen));
-      wd->Disarm(ReportId(i, gen));
-    }
+    const uint32_t w = pending_.Word(i);
+    if (StateOf(w) == kFree) continue;
+    if (wd) wd->Disarm(ReportId(i, GenerationOf(w)));
     dropped_at_disable_.fetch_add(1, std::memory_order_relaxed);
     pending_.Free(i);
   }
@@ -93,79 +80,97 @@ void InputTracker::Disable() {
   context_ = nullptr;
 }
 
-uint64_t InputTracker::EventId(int index, uint32_t generation) noexcept {
-  return 0x4950000000000000ull | (static_cast<uint64_t>(generation) << 8) | static_cast<uint64_t>(index);
+uint64_t InputTracker::DeadlineId(uint64_t due_ns) noexcept {
+  // One id per due time, so that lowering the deadline can disarm exactly the one it replaces.
+  return 0x4944000000000000ull | (due_ns & 0x0000FFFFFFFFFFFFull);
 }
 uint64_t InputTracker::ReportId(int index, uint32_t generation) noexcept {
   return 0x4952000000000000ull | (static_cast<uint64_t>(generation) << 8) | static_cast<uint64_t>(index);
 }
-bool InputTracker::DecodeId(uint64_t id, int* index, uint32_t* generation) noexcept {
+bool InputTracker::DecodeReportId(uint64_t id, int* index, uint32_t* generation) noexcept {
   *index = static_cast<int>(id & 0xFF);
   *generation = static_cast<uint32_t>((id >> 8) & 0xFFFFFFFFull);
   return *index < PendingEvents::kSlots;
 }
 
-void InputTracker::ArmEventDeadline(int index, uint64_t deadline_ns, bool anr) noexcept {
-  PendingEvent& e = pending_.at(index);
-  const uint64_t id = EventId(index, e.generation.load(std::memory_order_relaxed));
-  if (!context_->watchdog->Arm(id, deadline_ns, anr ? &OnAnrDeadline : &OnLagDeadline, this,
-                               hook::Watchdog::kCaptureStack)) {
-    arm_failures_.fetch_add(1, std::memory_order_relaxed);
+void InputTracker::LowerDeadline(uint64_t due) noexcept {
+  // The caller published a pending slot (or, on the watchdog, reset armed_due_ns_ and ran the heavy
+  // fence): this fence pairs with that one, so either the deadline's callback sees the slot in its scan
+  // or we see that no deadline covers it and arm one.
+  fence_.Light();
+  uint64_t armed = armed_due_ns_.load(std::memory_order_relaxed);
+  while (armed > due) {
+    if (!armed_due_ns_.compare_exchange_weak(armed, due, std::memory_order_relaxed)) continue;
+    hook::Watchdog* wd = context_->watchdog;
+    if (!wd->Arm(DeadlineId(due), due, &OnMonitorDeadline, this, 0)) {
+      arm_failures_.fetch_add(1, std::memory_order_relaxed);
+      uint64_t mine = due;  // let the next event try again
+      armed_due_ns_.compare_exchange_strong(mine, armed, std::memory_order_relaxed);
+      return;
+    }
+    // The later one it replaces; if it is firing right now, its callback finds itself replaced.
+    if (armed != UINT64_MAX) wd->Disarm(DeadlineId(armed));
+    return;
   }
 }
 
 void InputTracker::OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
-  if (n <= 0 || !enabled_.load(std::memory_order_acquire)) return;
+  if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return;
   const int saved_errno = errno;
-  HotGuard guard(this);
-  if (guard.ok) {
-    if (layout_ == nullptr) {
-      ReceivedFdMode(fd);
-    } else {
-      ReceivedEvent ev;
-      const Verdict v = DecodeReceived(*layout_, buf, static_cast<size_t>(n), &ev);
-      if (v != Verdict::kOk) {
-        rejected_received_[static_cast<int>(v)].fetch_add(1, std::memory_order_relaxed);
-        // Only a read of exactly an InputMessage is a channel read whose layout may be unknown to us;
-        // other traffic of the library is just counted.
-        if (v != Verdict::kOtherType && IsInputMessageCapacity(capacity) && channels_.NoteInvalid(fd)) {
-          ReceivedFdMode(fd);
-        }
-      } else {
-        channels_.NoteValid(fd);
-        const uint64_t now = hook::MonotonicNs();
-        const int index = pending_.Claim(fd, ev.seq);
-        if (index < 0) {
-          table_full_.fetch_add(1, std::memory_order_relaxed);
-        } else {
-          PendingEvent& e = pending_.at(index);
-          e.fd = fd;
-          e.seq = ev.seq;
-          e.tid = CachedTid();
-          e.action = ev.action;
-          e.pointer_count = ev.pointer_count;
-          e.type = ev.type;
-          e.fd_mode = false;
-          e.action_index = static_cast<int8_t>(ActionIndex(ev.type, ev.action));
-          e.event_time_ns = ev.event_time_ns;
-          e.read_ns = now;
-          e.consume_time_ns = 0;
-          e.handled = false;
-          pending_.Publish(index);
-          events_read_.fetch_add(1, std::memory_order_relaxed);
-          ArmEventDeadline(index, now + lag_ns_.load(std::memory_order_relaxed), false);
-        }
-      }
-    }
-  }
+  const uint32_t tid = CachedTid();
+  const InFlightGate::Pass pass = gate_.Enter(tid, enabled_);
+  if (pass.open) Received(pass.owner, tid, fd, buf, n, capacity);
+  gate_.Leave(pass);
   errno = saved_errno;
 }
 
-void InputTracker::ReceivedFdMode(int fd) noexcept {
+void InputTracker::Received(bool owner, uint32_t tid, int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
+  if (layout_ == nullptr) {
+    ReceivedFdMode(owner, tid, fd);
+    return;
+  }
+  ReceivedEvent ev;
+  const Verdict v = DecodeReceived(*layout_, buf, static_cast<size_t>(n), &ev);
+  if (v != Verdict::kOk) {
+    rejected_received_[static_cast<int>(v)].Add(owner);
+    // Only a read of exactly an InputMessage is a channel read whose layout may be unknown to us;
+    // other traffic of the library is just counted.
+    if (v != Verdict::kOtherType && IsInputMessageCapacity(capacity) && channels_.NoteInvalid(fd)) {
+      ReceivedFdMode(owner, tid, fd);
+    }
+    return;
+  }
+  channels_.NoteValid(fd);
+  const uint64_t now = hook::MonotonicNs();
+  const int index = pending_.Claim(owner, fd, ev.seq);
+  if (index < 0) {
+    table_full_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  PendingEvent& e = pending_.at(index);
+  e.fd = fd;
+  e.seq = ev.seq;
+  e.tid = tid;
+  e.action = ev.action;
+  e.pointer_count = ev.pointer_count;
+  e.type = ev.type;
+  e.fd_mode = false;
+  e.action_index = static_cast<int8_t>(ActionIndex(ev.type, ev.action));
+  e.event_time_ns = ev.event_time_ns;
+  e.read_ns = now;
+  e.consume_time_ns = 0;
+  e.handled = false;
+  e.finish_ns = 0;
+  pending_.Publish(index);
+  events_read_.Add(owner);
+  LowerDeadline(now + lag_ns_.load(std::memory_order_relaxed));
+}
+
+void InputTracker::ReceivedFdMode(bool owner, uint32_t tid, int fd) noexcept {
   // Read -> next send: a second read before that send keeps the first one's time.
   if (pending_.HasFdMode(fd)) return;
   const uint64_t now = hook::MonotonicNs();
-  const int index = pending_.Claim(fd, 0);
+  const int index = pending_.Claim(owner, fd, 0);
   if (index < 0) {
     table_full_.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -173,7 +178,7 @@ void InputTracker::ReceivedFdMode(int fd) noexcept {
   PendingEvent& e = pending_.at(index);
   e.fd = fd;
   e.seq = 0;
-  e.tid = CachedTid();
+  e.tid = tid;
   e.action = 0;
   e.pointer_count = 0;
   e.type = EventType::kMotion;
@@ -183,50 +188,49 @@ void InputTracker::ReceivedFdMode(int fd) noexcept {
   e.read_ns = now;
   e.consume_time_ns = 0;
   e.handled = false;
+  e.finish_ns = 0;
   pending_.Publish(index);
-  events_read_.fetch_add(1, std::memory_order_relaxed);
-  ArmEventDeadline(index, now + lag_ns_.load(std::memory_order_relaxed), false);
+  events_read_.Add(owner);
+  LowerDeadline(now + lag_ns_.load(std::memory_order_relaxed));
 }
 
 void InputTracker::OnSent(int fd, const void* buf, ssize_t n) noexcept {
   // A send that failed (EAGAIN: the socket is full) finished nothing; the retry that succeeds does.
-  if (n <= 0 || !enabled_.load(std::memory_order_acquire)) return;
+  if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return;
   const int saved_errno = errno;
-  HotGuard guard(this);
-  if (guard.ok) {
-    if (layout_ == nullptr || (channels_.AnyFdMode() && channels_.IsFdMode(fd))) {
-      SentFdMode(fd);
-    } else {
-      FinishedSignal f;
-      const Verdict v = DecodeSent(*layout_, buf, static_cast<size_t>(n), &f);
-      if (v != Verdict::kOk) {
-        rejected_sent_[static_cast<int>(v)].fetch_add(1, std::memory_order_relaxed);
-      } else {
-        const uint64_t now = hook::MonotonicNs();
-        const int index = pending_.Take(fd, f.seq);
-        if (index < 0) {
-          unmatched_finished_.fetch_add(1, std::memory_order_relaxed);
-        } else {
-          PendingEvent& e = pending_.at(index);
-          e.consume_time_ns = f.consume_time_ns;
-          e.handled = f.handled;
-          Finish(index, now);
-        }
-      }
-    }
-  }
+  const InFlightGate::Pass pass = gate_.Enter(CachedTid(), enabled_);
+  if (pass.open) Sent(pass.owner, fd, buf, n);
+  gate_.Leave(pass);
   errno = saved_errno;
 }
 
-void InputTracker::SentFdMode(int fd) noexcept {
-  const int index = pending_.TakeFdMode(fd);
-  if (index < 0) return;
-  Finish(index, hook::MonotonicNs());
+void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept {
+  uint32_t flags = 0;
+  if (layout_ == nullptr || (channels_.AnyFdMode() && channels_.IsFdMode(fd))) {
+    const int index = pending_.TakeFdMode(fd, &flags);
+    if (index >= 0) Finish(owner, index, flags, hook::MonotonicNs());
+    return;
+  }
+  FinishedSignal f;
+  const Verdict v = DecodeSent(*layout_, buf, static_cast<size_t>(n), &f);
+  if (v != Verdict::kOk) {
+    rejected_sent_[static_cast<int>(v)].Add(owner);
+    return;
+  }
+  const uint64_t now = hook::MonotonicNs();
+  const int index = pending_.Take(fd, f.seq, &flags);
+  if (index < 0) {
+    unmatched_finished_.Add(owner);
+    return;
+  }
+  PendingEvent& e = pending_.at(index);
+  e.consume_time_ns = f.consume_time_ns;
+  e.handled = f.handled;
+  Finish(owner, index, flags, now);
 }
 
-void InputTracker::Finish(int index, uint64_t now) noexcept {
+void InputTracker::Finish(bool owner, int index, uint32_t flags, uint64_t now) noexcept {
   PendingEvent& e = pending_.at(index);
-  e.finish_ns.store(now, std::memory_order_release);
   const uint64_t dur = now > e.read_ns ? now - e.read_ns : 0;
 
   hook::Event rec;
@@ -240,7 +244,7 @@ void InputTracker::Finish(int index, uint64_t now) noexcept {
     rec.kind = hook::EventKind::kInputMotion;
     rec.name = name_fd_timed_;
     args[nargs++] = hook::EventArg::String(key_mode_, value_fd_);
-    fd_timed_.fetch_add(1, std::memory_order_relaxed);
+    fd_timed_.Add(owner);
   } else {
     rec.kind = e.type == EventType::kKey ? hook::EventKind::kInputKey : hook::EventKind::kInputMotion;
     rec.name = action_names_[e.action_index];
@@ -256,19 +260,17 @@ void InputTracker::Finish(int index, uint64_t now) noexcept {
   // The record holds hook::kMaxArgs arguments; the most useful ones come first.
   for (int i = 0; i < nargs && i < hook::kMaxArgs; ++i) rec.args[i] = args[i];
   context_->timeline->Append(rec);
-  events_finished_.fetch_add(1, std::memory_order_relaxed);
+  events_finished_.Add(owner);
 
-  const uint32_t gen = e.generation.load(std::memory_order_relaxed);
-  const bool disarmed = context_->watchdog->Disarm(EventId(index, gen));
-  // The watchdog sets kLagFired before it arms the ANR deadline, so a successful disarm of that one is
-  // seen together with the flag.
-  const bool lagged = (e.flags.load(std::memory_order_seq_cst) & kLagFired) != 0 ||
-                      dur > lag_ns_.load(std::memory_order_relaxed);
-  if (disarmed && !lagged) {
+  // The take's CAS ordered us against the watchdog: a lag it saw is in flags, or it will not see the slot.
+  const bool lagged = (flags & kLagFired) != 0 || dur > lag_ns_.load(std::memory_order_relaxed);
+  if (!lagged) {
     pending_.Free(index);
     return;
   }
-  // A lag (or a deadline callback running right now): the report is built on the watchdog thread.
+  // A lag: the report is built on the watchdog thread.
+  e.finish_ns = now;
+  const uint32_t gen = GenerationOf(pending_.Word(index));
   pending_.MarkFinished(index);
   if (!context_->watchdog->Arm(ReportId(index, gen), now, &OnReportDue, this, 0)) {
     arm_failures_.fetch_add(1, std::memory_order_relaxed);  // swept by the next callback or Disable
@@ -277,19 +279,20 @@ void InputTracker::Finish(int index, uint64_t now) noexcept {
 
 InputTracker::Counters InputTracker::counters() const {
   Counters c;
-  c.events_read = events_read_.load();
-  c.events_finished = events_finished_.load();
-  c.fd_timed = fd_timed_.load();
+  c.events_read = events_read_.Load();
+  c.events_finished = events_finished_.Load();
+  c.fd_timed = fd_timed_.Load();
   for (int i = 0; i < kVerdictCount; ++i) {
-    c.rejected_received[i] = rejected_received_[i].load();
-    c.rejected_sent[i] = rejected_sent_[i].load();
+    c.rejected_received[i] = rejected_received_[i].Load();
+    c.rejected_sent[i] = rejected_sent_[i].Load();
   }
-  c.unmatched_finished = unmatched_finished_.load();
+  c.unmatched_finished = unmatched_finished_.Load();
   c.table_full = table_full_.load();
   c.arm_failures = arm_failures_.load();
   c.lag_reports = lag_reports_.load();
   c.anr_reports = anr_reports_.load();
   c.dropped_at_disable = dropped_at_disable_.load();
+  c.deadline_scans = deadline_scans_.load();
   c.pending = pending_.Occupied();
   c.fd_mode_channels = channels_.FdModeCount();
   return c;
@@ -312,6 +315,7 @@ std::string InputTracker::CountersJson() const {
   add("lag_reports", c.lag_reports);
   add("anr_reports", c.anr_reports);
   add("dropped_at_disable", c.dropped_at_disable);
+  add("deadline_scans", c.deadline_scans);
   add("pending", static_cast<uint64_t>(c.pending));
   add("fd_mode_channels", static_cast<uint64_t>(c.fd_mode_channels));
   for (int i = 1; i < kVerdictCount; ++i) {

@@ -1,11 +1,18 @@
 // The input monitor's state behind the proxies: decodes what the app reads and sends on its channels,
-// matches FINISHED to its event by (fd, seq), writes the timeline record, and arms the watchdog so that an
-// event still unfinished at lag_ms gets the main-thread stack captured while the app is stuck.
+// matches FINISHED to its event by (fd, seq), writes the timeline record, and keeps one watchdog deadline
+// armed while events are pending, so that an event still unfinished at lag_ms gets the main-thread stack
+// captured while the app is stuck.
 //
 // One process-wide instance that is never destroyed: a proxy may still sit in a hook chain after Stop
 // (another tool hooked over us), so everything it reads must stay valid. Enable/Disable are control
 // paths (the plugin's mutex serialises them); OnReceived/OnSent are the hot paths; the deadline callbacks
 // and all report building run on the watchdog thread.
+//
+// Hot-path cost, and why it is what it is (BENCHMARKS.md, "Input monitor"): per event the owner thread
+// (InFlightGate) pays two clock reads, one CAS to take the pending slot at FINISHED, and the timeline's
+// append (one fetch_add + one CAS); everything else is plain loads and stores. The deadline is armed
+// lazily (only when no earlier one is armed) and the watchdog scans the table when it fires, instead of
+// an arm + disarm per event.
 #ifndef JANKPROBE_INPUT_INPUT_TRACKER_H_
 #define JANKPROBE_INPUT_INPUT_TRACKER_H_
 
@@ -17,9 +24,12 @@
 #include <vector>
 
 #include "hook/monitor.h"
+#include "input/asymmetric_fence.h"
 #include "input/channel_table.h"
+#include "input/in_flight_gate.h"
 #include "input/input_message.h"
 #include "input/pending_events.h"
+#include "input/split_counter.h"
 
 namespace jp::input {
 
@@ -41,6 +51,8 @@ class InputTracker {
   // events are dropped (counted) and their deadlines disarmed.
   void Disable();
   bool enabled() const noexcept { return enabled_.load(std::memory_order_acquire); }
+  // "membarrier" when the owner's hot path runs without fences, else why it uses full fences.
+  std::string FenceMode() const;
 
   // Hot paths: called by the proxies after the original call returned (errno is preserved).
   // capacity: the length the caller asked recv for.
@@ -59,6 +71,7 @@ class InputTracker {
     uint64_t lag_reports = 0;
     uint64_t anr_reports = 0;
     uint64_t dropped_at_disable = 0;
+    uint64_t deadline_scans = 0;         // monitor deadline callbacks (the watchdog's wakes for us)
     int pending = 0;
     int fd_mode_channels = 0;
   };
@@ -67,29 +80,36 @@ class InputTracker {
 
  private:
   InputTracker() = default;
-  struct HotGuard;  // in-flight count around everything that touches the context
 
-  void ReceivedFdMode(int fd) noexcept;
-  void SentFdMode(int fd) noexcept;
-  void Finish(int index, uint64_t now_ns) noexcept;
-  void ArmEventDeadline(int index, uint64_t deadline_ns, bool anr) noexcept;
+  void Received(bool owner, uint32_t tid, int fd, const void* buf, ssize_t n, size_t capacity) noexcept;
+  void Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept;
+  void ReceivedFdMode(bool owner, uint32_t tid, int fd) noexcept;
+  void Finish(bool owner, int index, uint32_t flags, uint64_t now_ns) noexcept;
+  // Makes sure a monitor deadline at or before due_ns is armed (hot path: usually one load).
+  void LowerDeadline(uint64_t due_ns) noexcept;
 
   // Watchdog thread (input_verdicts.cc).
-  static void OnLagDeadline(const hook::DeadlineFired& fired, void* arg);
-  static void OnAnrDeadline(const hook::DeadlineFired& fired, void* arg);
+  static void OnMonitorDeadline(const hook::DeadlineFired& fired, void* arg);
   static void OnReportDue(const hook::DeadlineFired& fired, void* arg);
   bool EnterCallback() noexcept;
   void LeaveCallback() noexcept;
+  uint64_t ScanPending();  // lag and ANR verdicts for overdue events; returns the next due time
   void ReportFinished(int index);
   void SweepFinished();
   hook::Report BuildReport(const PendingEvent& e, const char* type, uint64_t dur_ns) const;
 
-  static uint64_t EventId(int index, uint32_t generation) noexcept;
+  static uint64_t DeadlineId(uint64_t due_ns) noexcept;
   static uint64_t ReportId(int index, uint32_t generation) noexcept;
-  static bool DecodeId(uint64_t id, int* index, uint32_t* generation) noexcept;
+  static bool DecodeReportId(uint64_t id, int* index, uint32_t* generation) noexcept;
 
   std::atomic<bool> enabled_{false};
-  std::atomic<int64_t> in_flight_{0};
+  AsymmetricFence fence_;
+  InFlightGate gate_{&fence_};
+  std::string fence_note_;  // control path only
+  // Due time of the monitor deadline that is armed (UINT64_MAX: none). Lowered by CAS from the hot path,
+  // reset by the callback that fires for it; see LowerDeadline and OnMonitorDeadline.
+  std::atomic<uint64_t> armed_due_ns_{UINT64_MAX};
+  InFlightGate::Pass callback_pass_{};  // watchdog thread only
   // Settings, written by Enable before enabled_ is published and read by the hot paths after.
   const Layout* layout_ = nullptr;
   const hook::PluginContext* context_ = nullptr;
@@ -105,10 +125,11 @@ class InputTracker {
   // once no callback can run).
   std::vector<hook::StackSample> stacks_;
 
-  std::atomic<uint64_t> events_read_{0}, events_finished_{0}, fd_timed_{0}, unmatched_finished_{0},
-      table_full_{0}, arm_failures_{0}, lag_reports_{0}, anr_reports_{0}, dropped_at_disable_{0};
-  std::atomic<uint64_t> rejected_received_[kVerdictCount] = {};
-  std::atomic<uint64_t> rejected_sent_[kVerdictCount] = {};
+  SplitCounter events_read_, events_finished_, fd_timed_, unmatched_finished_;
+  SplitCounter rejected_received_[kVerdictCount];
+  SplitCounter rejected_sent_[kVerdictCount];
+  std::atomic<uint64_t> table_full_{0}, arm_failures_{0}, lag_reports_{0}, anr_reports_{0},
+      dropped_at_disable_{0}, deadline_scans_{0};
 };
 
 // The calling thread's kernel tid without a syscall per call (bionic caches it; elsewhere an

@@ -1,7 +1,8 @@
-// The input monitor's watchdog-thread side: what happens when an event is still unfinished at lag_ms
-// (keep the stack captured while stuck, arm the ANR deadline), at anr_ms (input_anr right away), and once a
-// late event is finished (touch_lag / key_lag with the stuck-time stack). Reports allocate and render JSON,
-// which is why none of this runs on the hooked paths.
+// The input monitor's watchdog-thread side: the monitor deadline's scan of the pending table (an event
+// still unfinished at lag_ms: keep the stack captured while stuck; at anr_ms: input_anr right away), then
+// re-arming for the next event that will come due; and, once a late event is finished, its touch_lag /
+// key_lag with the stuck-time stack. Reports allocate and render JSON, which is why none of this runs on
+// the hooked paths.
 #include <cstdio>
 
 #include "hook/clock.h"
@@ -27,13 +28,13 @@ double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 }  // namespace
 
 bool InputTracker::EnterCallback() noexcept {
-  in_flight_.fetch_add(1, std::memory_order_seq_cst);
-  if (enabled_.load(std::memory_order_seq_cst)) return true;
-  in_flight_.fetch_sub(1, std::memory_order_release);
+  callback_pass_ = gate_.EnterShared(enabled_);
+  if (callback_pass_.open) return true;
+  gate_.Leave(callback_pass_);
   return false;
 }
 
-void InputTracker::LeaveCallback() noexcept { in_flight_.fetch_sub(1, std::memory_order_release); }
+void InputTracker::LeaveCallback() noexcept { gate_.Leave(callback_pass_); }
 
 hook::Report InputTracker::BuildReport(const PendingEvent& e, const char* type, uint64_t dur_ns) const {
   hook::Report r;
@@ -57,56 +58,86 @@ hook::Report InputTracker::BuildReport(const PendingEvent& e, const char* type, 
   return r;
 }
 
-void InputTracker::OnLagDeadline(const hook::DeadlineFired& fired, void* arg) {
+void InputTracker::OnMonitorDeadline(const hook::DeadlineFired& fired, void* arg) {
   auto* self = static_cast<InputTracker*>(arg);
   if (!self->EnterCallback()) return;
-  int index;
-  uint32_t gen;
-  if (DecodeId(fired.id, &index, &gen)) {
-    PendingEvent& e = self->pending_.at(index);
-    const uint32_t st = e.state.load(std::memory_order_acquire);
-    if (e.generation.load(std::memory_order_relaxed) == gen && st != kFree && st != kClaimed) {
-      if (fired.stack) {
-        self->stacks_[static_cast<size_t>(index)] = *fired.stack;
-        e.flags.fetch_or(kStackCaptured, std::memory_order_relaxed);
-      }
-      e.flags.fetch_or(kLagFired, std::memory_order_seq_cst);
-      // Still stuck: the ANR deadline, from the same read time.
-      if (e.state.load(std::memory_order_acquire) == kPending) {
-        self->ArmEventDeadline(index, e.read_ns + self->anr_ns_.load(std::memory_order_relaxed), true);
-      }
-    }
-  }
+  self->deadline_scans_.fetch_add(1, std::memory_order_relaxed);
+  // This deadline is no longer armed. If it is still the one hot paths rely on, say so before the scan,
+  // and fence: an event published by a hot path that still saw it armed is in the scan below, one
+  // published later sees nothing armed and arms for itself. (If a hot path already replaced it by an
+  // earlier one, that one stays in charge and this scan is just an extra look.)
+  uint64_t mine = fired.deadline_ns;
+  self->armed_due_ns_.compare_exchange_strong(mine, UINT64_MAX, std::memory_order_seq_cst);
+  self->fence_.Heavy();
+  const uint64_t next_due = self->ScanPending();
   self->SweepFinished();
+  if (next_due != UINT64_MAX) self->LowerDeadline(next_due);
   self->LeaveCallback();
 }
 
-void InputTracker::OnAnrDeadline(const hook::DeadlineFired& fired, void* arg) {
-  auto* self = static_cast<InputTracker*>(arg);
-  if (!self->EnterCallback()) return;
-  int index;
-  uint32_t gen;
-  if (DecodeId(fired.id, &index, &gen)) {
-    PendingEvent& e = self->pending_.at(index);
-    if (e.generation.load(std::memory_order_relaxed) == gen && e.state.load(std::memory_order_acquire) == kPending) {
-      // The system's own ANR is about to fire and the process may not live to send FINISHED: say it now.
-      const uint64_t dur = fired.fired_ns > e.read_ns ? fired.fired_ns - e.read_ns : 0;
-      hook::Report r = self->BuildReport(e, "input_anr", dur);
-      r.fields.push_back(hook::ReportField::Bool("finished", false));
-      r.fields.push_back(hook::ReportField::Int("anr_ms", static_cast<int64_t>(self->anr_ns_.load() / hook::kNsPerMs)));
-      if (fired.stack && fired.stack->ok) {
-        r.stack = SplitFrames(fired.stack->text);
-        r.stack_captured_while_stuck = true;
-      } else if (fired.stack) {
-        r.fields.push_back(hook::ReportField::String("stack_error", fired.stack->error));
+uint64_t InputTracker::ScanPending() {
+  const uint64_t now = hook::MonotonicNs();
+  const uint64_t lag = lag_ns_.load(std::memory_order_relaxed);
+  const uint64_t anr = anr_ns_.load(std::memory_order_relaxed);
+  uint64_t next_due = UINT64_MAX;
+  int lagged[PendingEvents::kSlots], anred[PendingEvents::kSlots];
+  uint32_t lagged_word[PendingEvents::kSlots], anred_word[PendingEvents::kSlots];
+  int n_lagged = 0, n_anred = 0;
+  for (int i = 0; i < PendingEvents::kSlots; ++i) {
+    const uint32_t w = pending_.Word(i);
+    if (StateOf(w) != kPending) continue;
+    // read_ns may belong to a newer occupant by now: the CAS below (same word) throws such a look away.
+    const uint64_t read_ns = pending_.at(i).read_ns;
+    if ((w & kLagFired) == 0) {
+      if (read_ns + lag <= now) {
+        lagged[n_lagged] = i;
+        lagged_word[n_lagged++] = w;
+      } else if (read_ns + lag < next_due) {
+        next_due = read_ns + lag;
       }
-      e.flags.fetch_or(kAnrReported, std::memory_order_relaxed);
-      self->anr_reports_.fetch_add(1, std::memory_order_relaxed);
-      self->context_->Submit(r);
+    } else if ((w & kAnrReported) == 0) {
+      if (read_ns + anr <= now) {
+        anred[n_anred] = i;
+        anred_word[n_anred++] = w;
+      } else if (read_ns + anr < next_due) {
+        next_due = read_ns + anr;
+      }
     }
   }
-  self->SweepFinished();
-  self->LeaveCallback();
+  if (n_lagged == 0 && n_anred == 0) return next_due;
+  // One stack for everything overdue: the main thread is stuck in one place.
+  const hook::StackSample stack = context_->watchdog->CaptureMainThreadStack();
+  for (int k = 0; k < n_lagged; ++k) {
+    const int i = lagged[k];
+    stacks_[static_cast<size_t>(i)] = stack;
+    // Fails when the finisher took the slot meanwhile: it was not stuck after all (or it reports on
+    // its own measure, without this stack).
+    if (pending_.AddFlags(i, lagged_word[k], kLagFired | kStackCaptured)) {
+      const uint64_t anr_due = pending_.at(i).read_ns + anr;
+      if (anr_due < next_due) next_due = anr_due;
+    }
+  }
+  for (int k = 0; k < n_anred; ++k) {
+    const int i = anred[k];
+    const PendingEvent& e = pending_.at(i);
+    // The system's own ANR is about to fire and the process may not live to send FINISHED: say it now.
+    const uint64_t at = hook::MonotonicNs();
+    hook::Report r = BuildReport(e, "input_anr", at > e.read_ns ? at - e.read_ns : 0);
+    r.fields.push_back(hook::ReportField::Bool("finished", false));
+    r.fields.push_back(hook::ReportField::Int("anr_ms", static_cast<int64_t>(anr / hook::kNsPerMs)));
+    if (stack.ok) {
+      r.stack = SplitFrames(stack.text);
+      r.stack_captured_while_stuck = true;
+    } else {
+      r.fields.push_back(hook::ReportField::String("stack_error", stack.error));
+    }
+    // The report was built from fields read under this word: it stands only if the slot still holds it.
+    if (pending_.AddFlags(i, anred_word[k], kAnrReported)) {
+      anr_reports_.fetch_add(1, std::memory_order_relaxed);
+      context_->Submit(r);
+    }
+  }
+  return next_due;
 }
 
 void InputTracker::OnReportDue(const hook::DeadlineFired& fired, void* arg) {
@@ -114,11 +145,9 @@ void InputTracker::OnReportDue(const hook::DeadlineFired& fired, void* arg) {
   if (!self->EnterCallback()) return;
   int index;
   uint32_t gen;
-  if (DecodeId(fired.id, &index, &gen)) {
-    PendingEvent& e = self->pending_.at(index);
-    if (e.generation.load(std::memory_order_relaxed) == gen && e.state.load(std::memory_order_acquire) == kFinished) {
-      self->ReportFinished(index);
-    }
+  if (DecodeReportId(fired.id, &index, &gen)) {
+    const uint32_t w = self->pending_.Word(index);
+    if (GenerationOf(w) == gen && StateOf(w) == kFinished) self->ReportFinished(index);
   }
   self->SweepFinished();
   self->LeaveCallback();
@@ -126,17 +155,15 @@ void InputTracker::OnReportDue(const hook::DeadlineFired& fired, void* arg) {
 
 void InputTracker::SweepFinished() {
   for (int i = 0; i < PendingEvents::kSlots; ++i) {
-    if (pending_.at(i).state.load(std::memory_order_acquire) == kFinished) ReportFinished(i);
+    if (StateOf(pending_.Word(i)) == kFinished) ReportFinished(i);
   }
 }
 
 void InputTracker::ReportFinished(int index) {
   PendingEvent& e = pending_.at(index);
-  const uint32_t gen = e.generation.load(std::memory_order_relaxed);
-  context_->watchdog->Disarm(EventId(index, gen));  // the ANR deadline, if the lag one armed it
-  const uint64_t finish = e.finish_ns.load(std::memory_order_acquire);
+  const uint32_t flags = pending_.Word(index);  // acquire: the finisher's fields are visible
+  const uint64_t finish = e.finish_ns;
   const uint64_t dur = finish > e.read_ns ? finish - e.read_ns : 0;
-  const uint32_t flags = e.flags.load(std::memory_order_acquire);
   if (dur > lag_ns_.load(std::memory_order_relaxed)) {
     const char* type = !e.fd_mode && e.type == EventType::kKey ? "key_lag" : "touch_lag";
     hook::Report r = BuildReport(e, type, dur);

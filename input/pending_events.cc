@@ -2,60 +2,99 @@
 
 namespace jp::input {
 
-int PendingEvents::Claim(int fd, uint32_t seq) noexcept {
-  const uint32_t start = Start(fd, seq);
-  for (int i = 0; i < kSlots; ++i) {
-    const int index = static_cast<int>((start + static_cast<uint32_t>(i)) & (kSlots - 1));
-    PendingEvent& s = slots_[index];
-    uint32_t expected = kFree;
-    if (s.state.load(std::memory_order_relaxed) != kFree) continue;
-    if (s.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire)) {
-      s.flags.store(0, std::memory_order_relaxed);
-      s.finish_ns.store(0, std::memory_order_relaxed);
+static_assert((PendingEvents::kOwnerSlots & (PendingEvents::kOwnerSlots - 1)) == 0, "owner part: a power of two");
+
+int PendingEvents::Claim(bool owner, int fd, uint32_t seq) noexcept {
+  if (owner) {
+    // Probing from the key's hash keeps Take's search short: the event is usually in the first slot.
+    const uint32_t start = Hash(fd, seq);
+    for (int i = 0; i < kOwnerSlots; ++i) {
+      const int index = static_cast<int>((start + static_cast<uint32_t>(i)) & (kOwnerSlots - 1));
+      std::atomic<uint32_t>& w = slots_[index].word;
+      const uint32_t cur = w.load(std::memory_order_acquire);  // pairs with Free's release
+      if (StateOf(cur) != kFree) continue;
+      w.store((cur & ~(kStateMask | kFlagMask)) | kClaimed, std::memory_order_relaxed);
+      return index;
+    }
+  }
+  return ClaimShared();
+}
+
+int PendingEvents::ClaimShared() noexcept {
+  for (int index = kOwnerSlots; index < kSlots; ++index) {
+    std::atomic<uint32_t>& w = slots_[index].word;
+    uint32_t cur = w.load(std::memory_order_relaxed);
+    if (StateOf(cur) != kFree) continue;
+    if (w.compare_exchange_strong(cur, (cur & ~(kStateMask | kFlagMask)) | kClaimed, std::memory_order_acquire)) {
       return index;
     }
   }
   return -1;
 }
 
-int PendingEvents::Take(int fd, uint32_t seq) noexcept {
-  const uint32_t start = Start(fd, seq);
-  for (int i = 0; i < kSlots; ++i) {
-    const int index = static_cast<int>((start + static_cast<uint32_t>(i)) & (kSlots - 1));
-    PendingEvent& s = slots_[index];
-    uint32_t st = s.state.load(std::memory_order_acquire);
-    if (st != kPending || s.fd != fd || s.seq != seq || s.fd_mode) continue;
-    if (s.state.compare_exchange_strong(st, kFinishing, std::memory_order_acq_rel)) return index;
+int PendingEvents::TakeIf(int index, uint32_t seen, uint32_t* flags) noexcept {
+  std::atomic<uint32_t>& w = slots_[index].word;
+  uint32_t cur = seen;
+  // The fields were checked under `seen`: take the slot only while it holds that same occupant (same
+  // generation, still kPending). A flag the watchdog adds meanwhile fails the CAS; retry with it.
+  while (StateOf(cur) == kPending && GenerationOf(cur) == GenerationOf(seen)) {
+    if (w.compare_exchange_weak(cur, (cur & ~kStateMask) | kFinishing, std::memory_order_acq_rel)) {
+      *flags = cur & kFlagMask;
+      return index;
+    }
   }
   return -1;
 }
 
-int PendingEvents::TakeFdMode(int fd) noexcept {
+int PendingEvents::Take(int fd, uint32_t seq, uint32_t* flags) noexcept {
+  const uint32_t start = Hash(fd, seq);
+  auto try_take = [&](int index) {
+    const PendingEvent& s = slots_[index];
+    const uint32_t seen = s.word.load(std::memory_order_acquire);
+    if (StateOf(seen) != kPending || s.fd != fd || s.seq != seq || s.fd_mode) return false;
+    return TakeIf(index, seen, flags) >= 0;
+  };
+  for (int i = 0; i < kOwnerSlots; ++i) {
+    const int index = static_cast<int>((start + static_cast<uint32_t>(i)) & (kOwnerSlots - 1));
+    if (try_take(index)) return index;
+  }
+  for (int index = kOwnerSlots; index < kSlots; ++index) {
+    if (try_take(index)) return index;
+  }
+  return -1;
+}
+
+int PendingEvents::TakeFdMode(int fd, uint32_t* flags) noexcept {
   for (int index = 0; index < kSlots; ++index) {
-    PendingEvent& s = slots_[index];
-    uint32_t st = s.state.load(std::memory_order_acquire);
-    if (st != kPending || !s.fd_mode || s.fd != fd) continue;
-    if (s.state.compare_exchange_strong(st, kFinishing, std::memory_order_acq_rel)) return index;
+    const PendingEvent& s = slots_[index];
+    const uint32_t seen = s.word.load(std::memory_order_acquire);
+    if (StateOf(seen) != kPending || !s.fd_mode || s.fd != fd) continue;
+    if (TakeIf(index, seen, flags) >= 0) return index;
   }
   return -1;
 }
 
 bool PendingEvents::HasFdMode(int fd) const noexcept {
   for (const PendingEvent& s : slots_) {
-    if (s.state.load(std::memory_order_acquire) == kPending && s.fd_mode && s.fd == fd) return true;
+    if (StateOf(s.word.load(std::memory_order_acquire)) == kPending && s.fd_mode && s.fd == fd) return true;
   }
   return false;
 }
 
 void PendingEvents::Free(int index) noexcept {
-  PendingEvent& s = slots_[index];
-  s.generation.fetch_add(1, std::memory_order_relaxed);
-  s.state.store(kFree, std::memory_order_release);
+  std::atomic<uint32_t>& w = slots_[index].word;
+  const uint32_t next_generation = GenerationOf(w.load(std::memory_order_relaxed)) + 1;
+  w.store(next_generation << kGenerationShift | kFree, std::memory_order_release);
+}
+
+bool PendingEvents::AddFlags(int index, uint32_t word, uint32_t flags) noexcept {
+  return StateOf(word) == kPending &&
+         slots_[index].word.compare_exchange_strong(word, word | flags, std::memory_order_acq_rel);
 }
 
 int PendingEvents::Occupied() const noexcept {
   int n = 0;
-  for (const PendingEvent& s : slots_) n += s.state.load(std::memory_order_acquire) != kFree;
+  for (const PendingEvent& s : slots_) n += StateOf(s.word.load(std::memory_order_acquire)) != kFree;
   return n;
 }
 

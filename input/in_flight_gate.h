@@ -1,0 +1,72 @@
+// Lets Disable() wait until no hot path is inside the tracker any more, without a locked instruction on the
+// hot path of the thread that reads the channels.
+//
+// One thread is the owner: the app's main thread when the plugin knows it, else the first thread through a
+// proxy; it stays the owner for the life of the process (changing it while a proxy may be half way into
+// Enter would let two threads believe they own it). The owner marks itself busy with a plain store and
+// checks `enabled` after the hot side of an AsymmetricFence; Drain() runs the heavy side after `enabled`
+// fell, so it either sees the owner busy (and waits) or the owner sees `enabled` false. Any other thread
+// (a second Looper with its own channel, the watchdog's callbacks) counts itself in with a seq_cst
+// fetch_add, as before. The owner flag also tells the pending table and the counters that the caller may
+// write its private parts without atomic read-modify-writes.
+#ifndef JANKPROBE_INPUT_IN_FLIGHT_GATE_H_
+#define JANKPROBE_INPUT_IN_FLIGHT_GATE_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include "input/asymmetric_fence.h"
+
+namespace jp::input {
+
+class InFlightGate {
+ public:
+  struct Pass {
+    bool owner;  // the caller is the owner thread
+    bool open;   // enabled was true after entering: the caller may touch the tracker's state
+  };
+
+  explicit InFlightGate(AsymmetricFence* fence) : fence_(fence) {}
+
+  // Control path: proposes the owner (the app's main thread) if none is set yet.
+  void ProposeOwner(uint32_t tid) noexcept;
+
+  // Hot path. Leave(pass) must follow every Enter, open or not.
+  Pass Enter(uint32_t tid, const std::atomic<bool>& enabled) noexcept {
+    uint32_t owner = owner_tid_.load(std::memory_order_relaxed);
+    if (owner == 0 && owner_tid_.compare_exchange_strong(owner, tid, std::memory_order_relaxed)) owner = tid;
+    if (owner == tid) {
+      // Owner-only word: a plain increment (nesting, e.g. a signal handler that reads a channel).
+      owner_depth_.store(owner_depth_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      fence_->Light();
+      return {true, enabled.load(std::memory_order_acquire)};
+    }
+    return EnterShared(enabled);
+  }
+  // For threads that must never become the owner (the watchdog's callbacks).
+  Pass EnterShared(const std::atomic<bool>& enabled) noexcept {
+    shared_.fetch_add(1, std::memory_order_seq_cst);
+    return {false, enabled.load(std::memory_order_seq_cst)};
+  }
+  void Leave(Pass pass) noexcept {
+    if (pass.owner) {
+      owner_depth_.store(owner_depth_.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+    } else {
+      shared_.fetch_sub(1, std::memory_order_release);
+    }
+  }
+
+  // Control path, after `enabled` was stored false (seq_cst): returns once nobody who may have seen it
+  // true is inside.
+  void Drain() noexcept;
+
+ private:
+  AsymmetricFence* fence_;
+  std::atomic<uint32_t> owner_tid_{0};
+  alignas(64) std::atomic<uint32_t> owner_depth_{0};  // written by the owner only
+  alignas(64) std::atomic<int64_t> shared_{0};
+};
+
+}  // namespace jp::input
+
+#endif  // JANKPROBE_INPUT_IN_FLIGHT_GATE_H_
