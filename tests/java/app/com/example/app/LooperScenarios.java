@@ -70,6 +70,9 @@ public final class LooperScenarios {
     return 0;
   }
 
+  /** The last SlowTask's own CPU time in microseconds. */
+  public static int lastSlowCpuMicros() { return (int) SlowTask.lastCpuMicros; }
+
   public static int latePrinterLines() { return latePrinter == null ? -1 : latePrinter.dispatchLines.get(); }
 
   public static int earlyPrinterLines() { return TestApp.earlyPrinter.dispatchLines.get(); }
