@@ -52,14 +52,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!st.ok() && st.message().empty()) std::abort();
 
   if (st.ok() && slots > 0 && slots < 100000) {
-    // Every slot ForEachImportSlot named for this symbol, FindImportSlots must find too.
+    // FindImportSlots finds its candidates through the hash tables, so on an image whose hash table
+    // contradicts its symbol table (a mutated one; no linker writes that) it may find fewer slots than the
+    // full walk. What must hold on any input: it never fails where the walk succeeded, and everything it
+    // returns is a slot of that name the walk also produced. Equality on real libraries is checked by
+    // differential_test over every library on the system.
     std::vector<ImportSlot> found;
     jp::plt::Status fst = image->FindImportSlots(first_symbol, {}, &found);
-    if (!fst.ok() || found.size() != first_symbol_slots) std::abort();
+    if (!fst.ok() || found.size() > first_symbol_slots) std::abort();
     for (const ImportSlot& s : found) {
       if (s.symbol != first_symbol) std::abort();
     }
-    if (!image->FindImportSlots(first_symbol, first_version, &found).ok() || found.empty()) std::abort();
+    if (!image->FindImportSlots(first_symbol, first_version, &found).ok()) std::abort();
     uint64_t vaddr = 0;
     sink = sink + image->LookupExport(first_symbol, &vaddr) + vaddr;
   }
