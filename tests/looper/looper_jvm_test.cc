@@ -342,5 +342,28 @@ TEST_F(LooperJvmTest, FramesDroppedDuringASlowMessageMatchItsLength) {
   EXPECT_NE(trace.find("\"dropped\""), std::string::npos);
 }
 
+TEST_F(LooperJvmTest, SwitchedOffItPutsBackThePrinterItChainedToAndOnAgainItChainsAgain) {
+  const char* kOff = R"({"input":{"enabled":false},"idle":{"enabled":false},"barrier":{"enabled":false},)"
+                     R"("looper":{"enabled":false}})";
+  const std::string chained = Status().Str("chained_to");
+  ASSERT_EQ(Configure(kOff), 0) << CallString("status");
+  EXPECT_EQ(Status().state, "off");
+  const std::string chain = ScenarioString("printerChain");
+  EXPECT_EQ(chain.find("jankprobe"), std::string::npos) << chain;
+  EXPECT_EQ(chain.rfind(chained == "none" ? "null" : chained, 0), 0u) << chain << " vs " << chained;
+  // Off means off: messages are no longer counted.
+  ASSERT_EQ(Scenario("runQuick", "(I)I", {I(5)}), 0);
+  EXPECT_EQ(Status().details, nullptr);
+
+  ASSERT_EQ(Configure(kConfig), 0) << CallString("status");
+  LooperStatus s = Status();
+  EXPECT_EQ(s.state, "on");
+  EXPECT_EQ(s.Str("printer"), "installed");
+  EXPECT_EQ(ScenarioString("printerChain").rfind("jankprobe.LooperPrinter(active -> ", 0), 0u);
+  const int64_t m0 = s.Int("messages");
+  ASSERT_EQ(Scenario("runQuick", "(I)I", {I(5)}), 0);
+  EXPECT_GE(Status().Int("messages") - m0, 5);
+}
+
 }  // namespace
 }  // namespace jp::testing
