@@ -9,8 +9,8 @@
 // and all report building run on the watchdog thread.
 //
 // Hot-path cost, and why it is what it is (BENCHMARKS.md, "Input monitor"): per event the owner thread
-// (InFlightGate) pays two clock reads, one CAS to take the pending slot at FINISHED, and the timeline's
-// append (one fetch_add + one CAS); everything else is plain loads and stores. The deadline is armed
+// (InFlightGate) pays two clock reads and the timeline's append (one fetch_add + one CAS); everything
+// else is plain loads and stores, ordered against the watchdog by an AsymmetricFence. The deadline is armed
 // lazily (only when no earlier one is armed) and the watchdog scans the table when it fires, instead of
 // an arm + disarm per event.
 #ifndef JANKPROBE_INPUT_INPUT_TRACKER_H_
@@ -84,7 +84,7 @@ class InputTracker {
   void Received(bool owner, uint32_t tid, int fd, const void* buf, ssize_t n, size_t capacity) noexcept;
   void Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept;
   void ReceivedFdMode(bool owner, uint32_t tid, int fd) noexcept;
-  void Finish(bool owner, int index, uint32_t flags, uint64_t now_ns) noexcept;
+  void Finish(bool owner, int index, uint64_t now_ns) noexcept;
   // Makes sure a monitor deadline at or before due_ns is armed (hot path: usually one load).
   void LowerDeadline(uint64_t due_ns) noexcept;
 

@@ -80,25 +80,28 @@ uint64_t InputTracker::ScanPending() {
   const uint64_t lag = lag_ns_.load(std::memory_order_relaxed);
   const uint64_t anr = anr_ns_.load(std::memory_order_relaxed);
   uint64_t next_due = UINT64_MAX;
-  int lagged[PendingEvents::kSlots], anred[PendingEvents::kSlots];
-  uint32_t lagged_word[PendingEvents::kSlots], anred_word[PendingEvents::kSlots];
+  struct Overdue {
+    int index;
+    uint32_t word;   // the occupant's state word when seen pending
+    uint32_t marks;  // its marks then
+  };
+  Overdue lagged[PendingEvents::kSlots], anred[PendingEvents::kSlots];
   int n_lagged = 0, n_anred = 0;
   for (int i = 0; i < PendingEvents::kSlots; ++i) {
     const uint32_t w = pending_.Word(i);
     if (StateOf(w) != kPending) continue;
-    // read_ns may belong to a newer occupant by now: the CAS below (same word) throws such a look away.
+    const uint32_t m = pending_.Marks(i, w);
+    // read_ns may belong to a newer occupant by now: the re-check of the word below throws such a look away.
     const uint64_t read_ns = pending_.at(i).read_ns;
-    if ((w & kLagFired) == 0) {
+    if ((m & kLagFired) == 0) {
       if (read_ns + lag <= now) {
-        lagged[n_lagged] = i;
-        lagged_word[n_lagged++] = w;
+        lagged[n_lagged++] = {i, w, m};
       } else if (read_ns + lag < next_due) {
         next_due = read_ns + lag;
       }
-    } else if ((w & kAnrReported) == 0) {
+    } else if ((m & kAnrReported) == 0) {
       if (read_ns + anr <= now) {
-        anred[n_anred] = i;
-        anred_word[n_anred++] = w;
+        anred[n_anred++] = {i, w, m};
       } else if (read_ns + anr < next_due) {
         next_due = read_ns + anr;
       }
@@ -108,18 +111,12 @@ uint64_t InputTracker::ScanPending() {
   // One stack for everything overdue: the main thread is stuck in one place.
   const hook::StackSample stack = context_->watchdog->CaptureMainThreadStack();
   for (int k = 0; k < n_lagged; ++k) {
-    const int i = lagged[k];
-    stacks_[static_cast<size_t>(i)] = stack;
-    // Fails when the finisher took the slot meanwhile: it was not stuck after all (or it reports on
-    // its own measure, without this stack).
-    if (pending_.AddFlags(i, lagged_word[k], kLagFired | kStackCaptured)) {
-      const uint64_t anr_due = pending_.at(i).read_ns + anr;
-      if (anr_due < next_due) next_due = anr_due;
-    }
+    stacks_[static_cast<size_t>(lagged[k].index)] = stack;
+    pending_.SetMarks(lagged[k].index, lagged[k].word, lagged[k].marks | kLagFired | kStackCaptured);
   }
+  std::vector<hook::Report> anr_reports;
   for (int k = 0; k < n_anred; ++k) {
-    const int i = anred[k];
-    const PendingEvent& e = pending_.at(i);
+    const PendingEvent& e = pending_.at(anred[k].index);
     // The system's own ANR is about to fire and the process may not live to send FINISHED: say it now.
     const uint64_t at = hook::MonotonicNs();
     hook::Report r = BuildReport(e, "input_anr", at > e.read_ns ? at - e.read_ns : 0);
@@ -131,10 +128,25 @@ uint64_t InputTracker::ScanPending() {
     } else {
       r.fields.push_back(hook::ReportField::String("stack_error", stack.error));
     }
-    // The report was built from fields read under this word: it stands only if the slot still holds it.
-    if (pending_.AddFlags(i, anred_word[k], kAnrReported)) {
+    anr_reports.push_back(std::move(r));
+    pending_.SetMarks(anred[k].index, anred[k].word, anred[k].marks | kAnrReported);
+  }
+  // Pairs with the finisher's Light(): a slot still in the word we saw has not been taken, and its taker
+  // will see our marks; a slot whose word moved on may have been taken without them.
+  fence_.Heavy();
+  for (int k = 0; k < n_lagged; ++k) {
+    // Taken meanwhile: the finisher decides on its own measure (the stack stays for its report).
+    if (pending_.Word(lagged[k].index) != lagged[k].word) continue;
+    const uint64_t anr_due = pending_.at(lagged[k].index).read_ns + anr;
+    if (anr_due < next_due) next_due = anr_due;
+  }
+  for (int k = 0; k < n_anred; ++k) {
+    if (pending_.Word(anred[k].index) == anred[k].word) {
+      // Still the same occupant, still unfinished: the fields the report was built from were stable.
       anr_reports_.fetch_add(1, std::memory_order_relaxed);
-      context_->Submit(r);
+      context_->Submit(anr_reports[static_cast<size_t>(k)]);
+    } else {
+      pending_.SetMarks(anred[k].index, anred[k].word, anred[k].marks);  // finished after all: no ANR
     }
   }
   return next_due;
@@ -161,7 +173,8 @@ void InputTracker::SweepFinished() {
 
 void InputTracker::ReportFinished(int index) {
   PendingEvent& e = pending_.at(index);
-  const uint32_t flags = pending_.Word(index);  // acquire: the finisher's fields are visible
+  const uint32_t word = pending_.Word(index);  // acquire: the finisher's fields are visible
+  const uint32_t flags = pending_.Marks(index, word);
   const uint64_t finish = e.finish_ns;
   const uint64_t dur = finish > e.read_ns ? finish - e.read_ns : 0;
   if (dur > lag_ns_.load(std::memory_order_relaxed)) {

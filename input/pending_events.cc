@@ -13,7 +13,7 @@ int PendingEvents::Claim(bool owner, int fd, uint32_t seq) noexcept {
       std::atomic<uint32_t>& w = slots_[index].word;
       const uint32_t cur = w.load(std::memory_order_acquire);  // pairs with Free's release
       if (StateOf(cur) != kFree) continue;
-      w.store((cur & ~(kStateMask | kFlagMask)) | kClaimed, std::memory_order_relaxed);
+      w.store((cur & ~kStateMask) | kClaimed, std::memory_order_relaxed);
       return index;
     }
   }
@@ -25,51 +25,49 @@ int PendingEvents::ClaimShared() noexcept {
     std::atomic<uint32_t>& w = slots_[index].word;
     uint32_t cur = w.load(std::memory_order_relaxed);
     if (StateOf(cur) != kFree) continue;
-    if (w.compare_exchange_strong(cur, (cur & ~(kStateMask | kFlagMask)) | kClaimed, std::memory_order_acquire)) {
+    if (w.compare_exchange_strong(cur, (cur & ~kStateMask) | kClaimed, std::memory_order_acquire)) {
       return index;
     }
   }
   return -1;
 }
 
-int PendingEvents::TakeIf(int index, uint32_t seen, uint32_t* flags) noexcept {
+int PendingEvents::TakeIf(bool plain, int index, uint32_t seen) noexcept {
   std::atomic<uint32_t>& w = slots_[index].word;
-  uint32_t cur = seen;
-  // The fields were checked under `seen`: take the slot only while it holds that same occupant (same
-  // generation, still kPending). A flag the watchdog adds meanwhile fails the CAS; retry with it.
-  while (StateOf(cur) == kPending && GenerationOf(cur) == GenerationOf(seen)) {
-    if (w.compare_exchange_weak(cur, (cur & ~kStateMask) | kFinishing, std::memory_order_acq_rel)) {
-      *flags = cur & kFlagMask;
-      return index;
-    }
+  const uint32_t taken = (seen & ~kStateMask) | kFinishing;
+  if (plain) {
+    w.store(taken, std::memory_order_relaxed);
+    return index;
   }
-  return -1;
+  // The fields were checked under `seen`: take the slot only while it holds that same occupant.
+  uint32_t cur = seen;
+  return w.compare_exchange_strong(cur, taken, std::memory_order_acq_rel) ? index : -1;
 }
 
-int PendingEvents::Take(int fd, uint32_t seq, uint32_t* flags) noexcept {
+int PendingEvents::Take(bool owner, int fd, uint32_t seq) noexcept {
   const uint32_t start = Hash(fd, seq);
-  auto try_take = [&](int index) {
+  auto try_take = [&](bool plain, int index) {
     const PendingEvent& s = slots_[index];
     const uint32_t seen = s.word.load(std::memory_order_acquire);
     if (StateOf(seen) != kPending || s.fd != fd || s.seq != seq || s.fd_mode) return false;
-    return TakeIf(index, seen, flags) >= 0;
+    return TakeIf(plain, index, seen) >= 0;
   };
   for (int i = 0; i < kOwnerSlots; ++i) {
     const int index = static_cast<int>((start + static_cast<uint32_t>(i)) & (kOwnerSlots - 1));
-    if (try_take(index)) return index;
+    if (try_take(owner, index)) return index;
   }
   for (int index = kOwnerSlots; index < kSlots; ++index) {
-    if (try_take(index)) return index;
+    if (try_take(false, index)) return index;
   }
   return -1;
 }
 
-int PendingEvents::TakeFdMode(int fd, uint32_t* flags) noexcept {
+int PendingEvents::TakeFdMode(bool owner, int fd) noexcept {
   for (int index = 0; index < kSlots; ++index) {
     const PendingEvent& s = slots_[index];
     const uint32_t seen = s.word.load(std::memory_order_acquire);
     if (StateOf(seen) != kPending || !s.fd_mode || s.fd != fd) continue;
-    if (TakeIf(index, seen, flags) >= 0) return index;
+    if (TakeIf(owner && index < kOwnerSlots, index, seen) >= 0) return index;
   }
   return -1;
 }
@@ -85,11 +83,6 @@ void PendingEvents::Free(int index) noexcept {
   std::atomic<uint32_t>& w = slots_[index].word;
   const uint32_t next_generation = GenerationOf(w.load(std::memory_order_relaxed)) + 1;
   w.store(next_generation << kGenerationShift | kFree, std::memory_order_release);
-}
-
-bool PendingEvents::AddFlags(int index, uint32_t word, uint32_t flags) noexcept {
-  return StateOf(word) == kPending &&
-         slots_[index].word.compare_exchange_strong(word, word | flags, std::memory_order_acq_rel);
 }
 
 int PendingEvents::Occupied() const noexcept {

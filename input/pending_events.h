@@ -1,23 +1,28 @@
 // Events the app has read and not finished yet, keyed by (fd, seq): a fixed table written from the hooked
 // recv/send paths and read by the watchdog thread, with no lock and no allocation.
 //
-// Each slot has one state word: generation << 8 | flags | state. Slot life: kFree -> kClaimed (the reader
+// Each slot has a state word (generation << 8 | state) and a marks word (generation << 8 | flags). Slot life: kFree -> kClaimed (the reader
 // fills it) -> kPending -> kFinishing (the FINISHED send took it) -> freed right away when it was quick, or
 // kFinished until the watchdog thread has reported it. The fields below the word are written only by the
 // slot's holder before it publishes the next state (release) and stay constant until the slot is freed;
 // the generation moves on at every free, so a CAS or an id taken for an earlier occupant fails or is
 // recognised as stale.
 //
-// Who writes the word, and why most writes need no read-modify-write:
+// Who writes the state word, and why most writes need no read-modify-write:
 // - claim: the owner thread (InFlightGate) claims in the first kOwnerSlots with plain stores, since no one
 //   else ever claims there; other threads (and the owner when its part is full) claim in the rest by CAS;
-// - take: a CAS from kPending, because the watchdog may at the same moment CAS a flag onto the slot (it
-//   saw it overdue) and exactly one of the two must win: the finisher then sees the flag or the watchdog
-//   sees the slot gone;
+// - take: the owner takes a slot of its own part with a plain store; everything else by CAS from the
+//   exact word it matched. A plain take could only collide with a second thread finishing the same
+//   (fd, seq) at the same moment, i.e. two threads driving one InputConsumer at once, which is not
+//   thread-safe in Android either;
 // - publish, mark finished, free: plain release stores by the holder (nobody else writes a slot that is
 //   claimed, finishing or finished).
-// The watchdog only reads slots it does not hold, seqlock-style: fields copied, then the word re-checked
-// (or CASed), and a copy whose word changed meanwhile is thrown away.
+// The watchdog never writes the state word: it marks an overdue event in the marks word (lag fired, ANR
+// reported) and then, after an AsymmetricFence::Heavy(), checks that the slot is still pending; the
+// finisher stores kFinishing, runs Light() and reads the marks. Dekker: either the finisher sees the mark
+// (and reports the lag with the watchdog's stack) or the watchdog sees the slot taken (and withdraws).
+// The watchdog reads the fields of slots it does not hold seqlock-style: copied, then the state word
+// re-checked, and a copy whose word changed meanwhile is thrown away.
 #ifndef JANKPROBE_INPUT_PENDING_EVENTS_H_
 #define JANKPROBE_INPUT_PENDING_EVENTS_H_
 
@@ -29,7 +34,7 @@
 namespace jp::input {
 
 enum SlotState : uint32_t { kFree = 0, kClaimed = 1, kPending = 2, kFinishing = 3, kFinished = 4 };
-// Set by the watchdog on a kPending slot (CAS), read by whoever takes it.
+// Marks the watchdog sets on a pending slot, read by whoever takes it.
 enum SlotFlags : uint32_t { kLagFired = 1u << 4, kAnrReported = 2u << 4, kStackCaptured = 4u << 4 };
 constexpr uint32_t kStateMask = 0xFu;
 constexpr uint32_t kFlagMask = 0xF0u;
@@ -40,6 +45,7 @@ inline uint32_t GenerationOf(uint32_t word) { return word >> kGenerationShift; }
 
 struct alignas(64) PendingEvent {
   std::atomic<uint32_t> word{kFree};
+  std::atomic<uint32_t> marks{0};  // the watchdog's (and Disable's) only
   // Reader-side fields (constant while the slot is taken).
   int32_t fd = -1;
   uint32_t seq = 0;
@@ -67,17 +73,24 @@ class PendingEvents {
   int Claim(bool owner, int fd, uint32_t seq) noexcept;
   void Publish(int index) noexcept { SetState(index, kPending); }
   // Takes the pending event (fd, seq) for finishing (kPending -> kFinishing), or -1 if there is none.
-  // *flags: what the watchdog had marked on it.
-  int Take(int fd, uint32_t seq, uint32_t* flags) noexcept;
+  // The caller then runs the hot side of the fence and reads Marks().
+  int Take(bool owner, int fd, uint32_t seq) noexcept;
   // fd-mode: the pending fd-timed read of fd, taken for finishing; or -1.
-  int TakeFdMode(int fd, uint32_t* flags) noexcept;
+  int TakeFdMode(bool owner, int fd) noexcept;
   // True if fd already has an fd-timed read pending.
   bool HasFdMode(int fd) const noexcept;
   void MarkFinished(int index) noexcept { SetState(index, kFinished); }
   // Frees a slot its holder holds (the generation moves on).
   void Free(int index) noexcept;
-  // Watchdog: adds flags to a slot still exactly in state `word` (same generation, kPending).
-  bool AddFlags(int index, uint32_t word, uint32_t flags) noexcept;
+  // The marks of the slot's current occupant (`word` is its state word).
+  uint32_t Marks(int index, uint32_t word) const noexcept {
+    const uint32_t m = slots_[index].marks.load(std::memory_order_relaxed);
+    return GenerationOf(m) == GenerationOf(word) ? (m & kFlagMask) : 0;
+  }
+  // Watchdog: sets the marks of the occupant in `word`.
+  void SetMarks(int index, uint32_t word, uint32_t flags) noexcept {
+    slots_[index].marks.store((word & ~(kStateMask | kFlagMask)) | flags, std::memory_order_relaxed);
+  }
 
   PendingEvent& at(int index) noexcept { return slots_[index]; }
   const PendingEvent& at(int index) const noexcept { return slots_[index]; }
@@ -93,7 +106,7 @@ class PendingEvents {
     w.store((w.load(std::memory_order_relaxed) & ~kStateMask) | st, std::memory_order_release);
   }
   int ClaimShared() noexcept;
-  int TakeIf(int index, uint32_t seen, uint32_t* flags) noexcept;
+  int TakeIf(bool plain, int index, uint32_t seen) noexcept;
 
   PendingEvent slots_[kSlots];
 };
