@@ -20,8 +20,11 @@ namespace {
 
 constexpr int kApi = 33;
 
+// range(0): 0 no hooks; 1 input monitor on; 2 proxies installed but the tracker off (what the PLT
+// detour alone costs).
 void RoundTrip(benchmark::State& state) {
   const bool hooked = state.range(0) != 0;
+  const bool tracker_off = state.range(0) == 2;
   jp::hook::RegisterMonitorFactory(jp::Monitor::kInput, jp::input::MakeInputMonitor);
   for (jp::Monitor m : {jp::Monitor::kIdle, jp::Monitor::kBarrier, jp::Monitor::kLooper}) {
     jp::hook::RegisterMonitorFactory(m, nullptr);
@@ -32,6 +35,8 @@ void RoundTrip(benchmark::State& state) {
     state.SkipWithError(jankprobe_last_error());
     return;
   }
+  if (hooked) state.SetLabel("fence: " + jp::input::InputTracker::Get().FenceMode());
+  if (tracker_off) jp::input::InputTracker::Get().Disable();  // jankprobe_stop disables it again: harmless
   jpfx_channel* ch = jpfx_channel_open(kApi, JPFX_IO_OLD_BIONIC);
   const int app = jpfx_app_fd(ch), disp = jpfx_dispatcher_fd(ch);
   std::vector<uint8_t> motion(jpfx_motion_size(kApi, 1), 0), in(jpfx_message_size(kApi));
@@ -60,14 +65,14 @@ void RoundTrip(benchmark::State& state) {
   }
   state.counters["hooked"] = hooked;
   // Futex wakes of the watchdog per event: a syscall on the app's thread, the cost to watch for.
-  if (ctx) {
+  if (ctx && !tracker_off) {
     state.counters["wakes_per_event"] = benchmark::Counter(
         static_cast<double>(ctx->watchdog->stats().wake_syscalls - wakes_before) / static_cast<double>(state.iterations()));
   }
   jpfx_channel_close(ch);
   if (hooked) jankprobe_stop();
 }
-BENCHMARK(RoundTrip)->Arg(0)->Arg(1)->Arg(0)->Arg(1);
+BENCHMARK(RoundTrip)->Arg(0)->Arg(1)->Arg(2)->Arg(0)->Arg(1)->Arg(2);
 
 // The monitor's own work per event without the sockets: what the two proxies hand to the tracker after
 // the original call returned (decode, clock, pending slot, timeline record). The round trip above is

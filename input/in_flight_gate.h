@@ -22,8 +22,12 @@ namespace jp::input {
 class InFlightGate {
  public:
   struct Pass {
-    bool owner;  // the caller is the owner thread
-    bool open;   // enabled was true after entering: the caller may touch the tracker's state
+    bool owner;   // the caller is the owner thread (counted in owner_depth_)
+    bool open;    // enabled was true after entering: the caller may touch the tracker's state
+    bool nested;  // the owner was already inside (a signal handler interrupted it there)
+    // The caller may use the owner's private, non-atomic read-modify-writes: only the outermost owner
+    // entry, since a nested one could interrupt the outer one between its load and its store.
+    bool exclusive() const noexcept { return owner && !nested; }
   };
 
   explicit InFlightGate(AsymmetricFence* fence) : fence_(fence) {}
@@ -36,17 +40,19 @@ class InFlightGate {
     uint32_t owner = owner_tid_.load(std::memory_order_relaxed);
     if (owner == 0 && owner_tid_.compare_exchange_strong(owner, tid, std::memory_order_relaxed)) owner = tid;
     if (owner == tid) {
-      // Owner-only word: a plain increment (nesting, e.g. a signal handler that reads a channel).
-      owner_depth_.store(owner_depth_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      // Owner-only word: a plain increment. A nested entry (a signal handler on the owner thread that
+      // reads a channel) restores the value before the outer entry resumes, so nothing is lost.
+      const uint32_t depth = owner_depth_.load(std::memory_order_relaxed);
+      owner_depth_.store(depth + 1, std::memory_order_relaxed);
       fence_->Light();
-      return {true, enabled.load(std::memory_order_acquire)};
+      return {true, enabled.load(std::memory_order_acquire), depth != 0};
     }
     return EnterShared(enabled);
   }
   // For threads that must never become the owner (the watchdog's callbacks).
   Pass EnterShared(const std::atomic<bool>& enabled) noexcept {
     shared_.fetch_add(1, std::memory_order_seq_cst);
-    return {false, enabled.load(std::memory_order_seq_cst)};
+    return {false, enabled.load(std::memory_order_seq_cst), false};
   }
   void Leave(Pass pass) noexcept {
     if (pass.owner) {

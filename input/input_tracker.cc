@@ -119,7 +119,7 @@ void InputTracker::OnReceived(int fd, const void* buf, ssize_t n, size_t capacit
   const int saved_errno = errno;
   const uint32_t tid = CachedTid();
   const InFlightGate::Pass pass = gate_.Enter(tid, enabled_);
-  if (pass.open) Received(pass.owner, tid, fd, buf, n, capacity);
+  if (pass.open) Received(pass.exclusive(), tid, fd, buf, n, capacity);
   gate_.Leave(pass);
   errno = saved_errno;
 }
@@ -199,7 +199,7 @@ void InputTracker::OnSent(int fd, const void* buf, ssize_t n) noexcept {
   if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return;
   const int saved_errno = errno;
   const InFlightGate::Pass pass = gate_.Enter(CachedTid(), enabled_);
-  if (pass.open) Sent(pass.owner, fd, buf, n);
+  if (pass.open) Sent(pass.exclusive(), fd, buf, n);
   gate_.Leave(pass);
   errno = saved_errno;
 }

@@ -278,6 +278,62 @@ TEST_F(InputMonitorTest, InterleavedChannelsAndBatchedMovesFinishedOneByOne) {
   jpfx_channel_close(ime);
 }
 
+// The main thread owns the fast path (plain stores in its part of the pending table); a second Looper
+// thread with its own channel takes the CAS path; an event read on one thread may be finished on another.
+TEST_F(InputMonitorTest, TwoReadingThreadsAtOnceEveryEventMatchedOnce) {
+  ASSERT_EQ(h.Start(1000, 5000, 33), JANKPROBE_OK) << jankprobe_last_error();
+  const std::string unmatched_before = InputDetail("counters", "unmatched_finished");
+  const std::string full_before = InputDetail("counters", "table_full");
+  jpfx_channel* main_ch = jpfx_channel_open(33, JPFX_IO_BIONIC);
+  jpfx_channel* other_ch = jpfx_channel_open(33, JPFX_IO_OLD_BIONIC);
+  ASSERT_TRUE(main_ch && other_ch);
+  constexpr uint32_t kEvents = 300;
+  auto drive = [](jpfx_channel* ch, std::vector<Seen>* seen) {
+    for (uint32_t seq = 1; seq <= kEvents; ++seq) {
+      if (jpfx_publish_motion(ch, seq, 2, static_cast<int64_t>(hook::MonotonicNs()), 1) != 0) return;
+      jpfx_event ev{};
+      Seen s{};
+      if (!ConsumeOne(ch, &ev, &s.before_recv, &s.after_recv)) return;
+      s.fd = jpfx_app_fd(ch);
+      s.seq = ev.seq;
+      s.consume_time = ev.consume_time;
+      FinishBracketed(ch, &s);
+      uint32_t f;
+      int hd;
+      int64_t c;
+      while (jpfx_dispatcher_receive(ch, &f, &hd, &c) != 1) {
+      }
+      seen->push_back(s);
+    }
+  };
+  std::vector<Seen> main_seen, other_seen;
+  std::thread other(drive, other_ch, &other_seen);
+  drive(main_ch, &main_seen);
+  other.join();
+  ASSERT_EQ(main_seen.size(), kEvents);
+  ASSERT_EQ(other_seen.size(), kEvents);
+  // Read here, finished on another thread (handed over, as an app may do with finishInputEvent).
+  ASSERT_EQ(jpfx_publish_key(main_ch, 9000, 0, static_cast<int64_t>(hook::MonotonicNs())), 0);
+  jpfx_event ev{};
+  Seen handed{};
+  ASSERT_TRUE(ConsumeOne(main_ch, &ev, &handed.before_recv, &handed.after_recv));
+  handed.fd = jpfx_app_fd(main_ch);
+  handed.seq = ev.seq;
+  handed.consume_time = ev.consume_time;
+  std::thread([&] { FinishBracketed(main_ch, &handed); }).join();
+
+  const std::vector<Record> records = InputRecords();
+  EXPECT_EQ(records.size(), 2 * kEvents + 1);
+  for (const Seen& s : main_seen) ExpectRecordMatches(records, s);
+  for (const Seen& s : other_seen) ExpectRecordMatches(records, s);
+  ExpectRecordMatches(records, handed);
+  EXPECT_EQ(InputDetail("counters", "unmatched_finished"), unmatched_before);
+  EXPECT_EQ(InputDetail("counters", "table_full"), full_before);
+  EXPECT_EQ(InputDetail("counters", "pending"), "0");
+  jpfx_channel_close(main_ch);
+  jpfx_channel_close(other_ch);
+}
+
 TEST_F(InputMonitorTest, TimelineMessagesAndWouldBlockSendsAreNotFinishes) {
   ASSERT_EQ(h.Start(1000, 5000, 33), JANKPROBE_OK) << jankprobe_last_error();
   jpfx_channel* ch = jpfx_channel_open(33, JPFX_IO_BIONIC);

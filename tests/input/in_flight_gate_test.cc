@@ -1,0 +1,137 @@
+// InFlightGate and the AsymmetricFence under it: Drain() returns only once nobody who saw the tracker
+// enabled is inside, for the owner thread (plain stores + membarrier) and for other threads (counter).
+#include "input/in_flight_gate.h"
+
+#include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+namespace jp::input {
+namespace {
+
+uint32_t Tid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
+
+void SleepMs(int ms) {
+  timespec ts{0, ms * 1000000L};
+  nanosleep(&ts, nullptr);
+}
+
+TEST(AsymmetricFence, UsesMembarrierWhereTheKernelHasIt) {
+  AsymmetricFence fence;
+  std::string why;
+  const bool expedited = fence.Init(&why);
+  EXPECT_EQ(expedited, fence.expedited());
+  if (!expedited) {
+    EXPECT_FALSE(why.empty()) << "a fallback must say why";
+    GTEST_SKIP() << why;
+  }
+  fence.Heavy();  // must not switch it off
+  EXPECT_TRUE(fence.expedited());
+}
+
+TEST(InFlightGate, OwnerIsProposedOnceAndNestingIsNotExclusive) {
+  AsymmetricFence fence;
+  fence.Init(nullptr);
+  InFlightGate gate(&fence);
+  std::atomic<bool> enabled{true};
+  gate.ProposeOwner(Tid());
+  gate.ProposeOwner(Tid() + 1);  // too late: the owner never changes
+  const InFlightGate::Pass outer = gate.Enter(Tid(), enabled);
+  EXPECT_TRUE(outer.owner);
+  EXPECT_TRUE(outer.open);
+  EXPECT_TRUE(outer.exclusive());
+  const InFlightGate::Pass inner = gate.Enter(Tid(), enabled);
+  EXPECT_TRUE(inner.owner);
+  EXPECT_FALSE(inner.exclusive());
+  gate.Leave(inner);
+  gate.Leave(outer);
+  const InFlightGate::Pass other = gate.Enter(Tid() + 1, enabled);
+  EXPECT_FALSE(other.owner);
+  EXPECT_FALSE(other.exclusive());
+  gate.Leave(other);
+  enabled = false;
+  gate.Drain();
+  const InFlightGate::Pass closed = gate.Enter(Tid(), enabled);
+  EXPECT_FALSE(closed.open);
+  gate.Leave(closed);
+}
+
+// Drain must wait for a caller that is inside: `left` is set just before its Leave.
+void ExpectDrainWaitsFor(bool as_owner) {
+  AsymmetricFence fence;
+  fence.Init(nullptr);
+  InFlightGate gate(&fence);
+  std::atomic<bool> enabled{true}, inside{false}, draining{false}, left{false};
+  const uint32_t owner = Tid();
+  gate.ProposeOwner(owner);
+  std::thread caller([&] {
+    const InFlightGate::Pass p = gate.Enter(as_owner ? owner : Tid(), enabled);
+    EXPECT_EQ(p.owner, as_owner);
+    EXPECT_TRUE(p.open);
+    inside = true;
+    while (!draining) std::this_thread::yield();
+    SleepMs(30);  // Drain is running now; it must still be waiting when we leave
+    left = true;
+    gate.Leave(p);
+  });
+  while (!inside) std::this_thread::yield();
+  enabled.store(false, std::memory_order_seq_cst);
+  draining = true;
+  gate.Drain();
+  EXPECT_TRUE(left.load()) << "Drain returned while a caller was inside";
+  caller.join();
+}
+
+TEST(InFlightGate, DrainWaitsForTheOwnerInside) {
+  // The owner here is the caller thread: the test thread proposes its own tid, the caller enters with it.
+  ExpectDrainWaitsFor(true);
+}
+
+TEST(InFlightGate, DrainWaitsForAnotherThreadInside) { ExpectDrainWaitsFor(false); }
+
+// The Dekker property under traffic: the owner touches `resource` only when the gate is open, the
+// disabling thread takes it away right after Drain. A missed store-load ordering would show as a null.
+TEST(InFlightGate, NoOwnerPassIsOpenAfterDrainUnderTraffic) {
+  AsymmetricFence fence;
+  fence.Init(nullptr);
+  InFlightGate gate(&fence);
+  std::atomic<bool> enabled{true}, stop{false};
+  int value = 42;
+  std::atomic<int*> resource{&value};
+  std::atomic<uint32_t> owner_tid{0};
+  std::atomic<long> opened{0}, bad{0};
+  std::thread owner([&] {
+    owner_tid = Tid();
+    gate.ProposeOwner(Tid());
+    while (!stop.load(std::memory_order_relaxed)) {
+      const InFlightGate::Pass p = gate.Enter(Tid(), enabled);
+      if (p.open) {
+        int* r = resource.load(std::memory_order_relaxed);
+        if (r == nullptr || *r != 42) ++bad;
+        ++opened;
+      }
+      gate.Leave(p);
+    }
+  });
+  while (owner_tid == 0) std::this_thread::yield();
+  for (int round = 0; round < 300; ++round) {
+    enabled.store(false, std::memory_order_seq_cst);
+    gate.Drain();
+    resource.store(nullptr, std::memory_order_relaxed);
+    std::this_thread::yield();
+    resource.store(&value, std::memory_order_relaxed);
+    enabled.store(true, std::memory_order_seq_cst);
+    std::this_thread::yield();
+  }
+  stop = true;
+  owner.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(opened.load(), 0);
+}
+
+}  // namespace
+}  // namespace jp::input

@@ -1,0 +1,127 @@
+// The pending table on its own: the owner's part and the shared part, takes by (fd, seq), the watchdog's
+// marks bound to one occupant, and an owner and a second thread claiming and taking at the same time.
+#include "input/pending_events.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+namespace jp::input {
+namespace {
+
+void Fill(PendingEvents* t, int index, int fd, uint32_t seq) {
+  PendingEvent& e = t->at(index);
+  e.fd = fd;
+  e.seq = seq;
+  e.fd_mode = false;
+  t->Publish(index);
+}
+
+TEST(PendingEvents, OwnerClaimsInItsPartOthersInTheSharedPart) {
+  auto t = std::make_unique<PendingEvents>();
+  const int a = t->Claim(/*owner=*/true, 5, 1);
+  const int b = t->Claim(/*owner=*/false, 5, 2);
+  ASSERT_GE(a, 0);
+  ASSERT_GE(b, 0);
+  EXPECT_LT(a, PendingEvents::kOwnerSlots);
+  EXPECT_GE(b, PendingEvents::kOwnerSlots);
+  Fill(t.get(), a, 5, 1);
+  Fill(t.get(), b, 5, 2);
+  EXPECT_EQ(t->Occupied(), 2);
+  // Either side may take either event (a FINISHED sent from another thread than the read).
+  EXPECT_EQ(t->Take(/*owner=*/false, 5, 1), a);
+  EXPECT_EQ(t->Take(/*owner=*/true, 5, 2), b);
+  EXPECT_EQ(t->Take(true, 5, 1), -1) << "taken twice";
+  EXPECT_EQ(t->Take(true, 6, 2), -1) << "wrong fd";
+  t->Free(a);
+  t->Free(b);
+  EXPECT_EQ(t->Occupied(), 0);
+}
+
+TEST(PendingEvents, OwnerSpillsIntoTheSharedPartThenTheTableIsFull) {
+  auto t = std::make_unique<PendingEvents>();
+  for (int i = 0; i < PendingEvents::kSlots; ++i) {
+    const int index = t->Claim(true, 3, static_cast<uint32_t>(i + 1));
+    ASSERT_GE(index, 0) << i;
+    EXPECT_EQ(index >= PendingEvents::kOwnerSlots, i >= PendingEvents::kOwnerSlots) << i;
+    Fill(t.get(), index, 3, static_cast<uint32_t>(i + 1));
+  }
+  EXPECT_EQ(t->Claim(true, 3, 999), -1);
+  EXPECT_EQ(t->Claim(false, 3, 999), -1);
+  for (int i = 0; i < PendingEvents::kSlots; ++i) {
+    const int index = t->Take(true, 3, static_cast<uint32_t>(i + 1));
+    ASSERT_GE(index, 0) << i;
+    t->Free(index);
+  }
+  EXPECT_EQ(t->Occupied(), 0);
+}
+
+TEST(PendingEvents, MarksBelongToOneOccupant) {
+  auto t = std::make_unique<PendingEvents>();
+  const int i = t->Claim(true, 7, 1);
+  Fill(t.get(), i, 7, 1);
+  const uint32_t first = t->Word(i);
+  EXPECT_EQ(t->Marks(i, first), 0u);
+  t->SetMarks(i, first, kLagFired | kStackCaptured);
+  EXPECT_EQ(t->Marks(i, first), kLagFired | kStackCaptured);
+  ASSERT_EQ(t->Take(true, 7, 1), i);
+  t->Free(i);
+  // The next occupant of the same slot starts unmarked, and a late mark for the old one stays invisible.
+  ASSERT_EQ(t->Claim(true, 7, 1), i);
+  Fill(t.get(), i, 7, 1);
+  const uint32_t second = t->Word(i);
+  EXPECT_NE(GenerationOf(second), GenerationOf(first));
+  EXPECT_EQ(t->Marks(i, second), 0u);
+  t->SetMarks(i, first, kAnrReported);
+  EXPECT_EQ(t->Marks(i, second), 0u);
+}
+
+TEST(PendingEvents, FdModeReadsAreFoundByFdOnly) {
+  auto t = std::make_unique<PendingEvents>();
+  const int i = t->Claim(false, 9, 0);
+  t->at(i).fd = 9;
+  t->at(i).fd_mode = true;
+  t->Publish(i);
+  EXPECT_TRUE(t->HasFdMode(9));
+  EXPECT_FALSE(t->HasFdMode(8));
+  EXPECT_EQ(t->Take(true, 9, 0), -1) << "an fd-timed read is not an (fd, seq) event";
+  EXPECT_EQ(t->TakeFdMode(true, 9), i);
+  EXPECT_FALSE(t->HasFdMode(9));
+}
+
+TEST(PendingEvents, OwnerAndAnotherThreadAtOnceLoseAndDuplicateNothing) {
+  auto t = std::make_unique<PendingEvents>();
+  constexpr uint32_t kEvents = 200000;
+  std::atomic<int> failures{0};
+  auto run = [&](bool owner, int fd) {
+    // Keep a few events in flight per thread, as a channel with batched moves does.
+    for (uint32_t seq = 1; seq <= kEvents; ++seq) {
+      const int index = t->Claim(owner, fd, seq);
+      if (index < 0) {
+        ++failures;
+        return;
+      }
+      Fill(t.get(), index, fd, seq);
+      if (seq > 3) {
+        const int taken = t->Take(owner, fd, seq - 3);
+        if (taken < 0 || t->at(taken).seq != seq - 3 || t->at(taken).fd != fd) ++failures;
+        if (taken >= 0) t->Free(taken);
+      }
+    }
+    for (uint32_t seq = kEvents - 2; seq <= kEvents; ++seq) {
+      const int taken = t->Take(owner, fd, seq);
+      if (taken < 0) ++failures;
+      if (taken >= 0) t->Free(taken);
+    }
+  };
+  std::thread other(run, false, 20);
+  run(true, 10);
+  other.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(t->Occupied(), 0);
+}
+
+}  // namespace
+}  // namespace jp::input
