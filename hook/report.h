@@ -50,9 +50,13 @@ struct BlockedBy {
 };
 
 // The main-thread records overlapping [ts, ts+dur), longest overlap first, at most `limit`, leaving out
-// instants and the report's own record kind at exactly the same start (the lagging event itself).
+// instants, input records (they measure waiting, not work) and records of the report's own kinds at
+// exactly the same start (the lagging event itself).
 std::vector<BlockedBy> FindBlockedBy(const std::vector<Event>& events, uint32_t main_tid, uint64_t ts_ns,
-                                     uint64_t dur_ns, EventKind own_kind, size_t limit);
+                                     uint64_t dur_ns, const std::vector<EventKind>& own_kinds, size_t limit);
+
+// The record kinds a monitor's reports are about ("input": key and motion records...).
+std::vector<EventKind> OwnRecordKinds(const std::string& monitor);
 
 // True when a frame ("at com.example.Foo.bar(Foo.java:12)" or "com.example.Foo.bar(...)") belongs to one
 // of the app's package prefixes.

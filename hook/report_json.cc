@@ -11,13 +11,24 @@
 
 namespace jp::hook {
 
+std::vector<EventKind> OwnRecordKinds(const std::string& monitor) {
+  if (monitor == "input") return {EventKind::kInputKey, EventKind::kInputMotion};
+  if (monitor == "idle") return {EventKind::kIdleHandler};
+  if (monitor == "looper") return {EventKind::kLooperMessage};
+  if (monitor == "barrier") return {EventKind::kBarrier};
+  return {};
+}
+
 std::vector<BlockedBy> FindBlockedBy(const std::vector<Event>& events, uint32_t main_tid, uint64_t ts_ns,
-                                     uint64_t dur_ns, EventKind own_kind, size_t limit) {
+                                     uint64_t dur_ns, const std::vector<EventKind>& own_kinds, size_t limit) {
   std::vector<BlockedBy> out;
   const uint64_t end = ts_ns + dur_ns;
   for (const Event& e : events) {
     if (e.tid != main_tid || e.dur_ns == 0) continue;  // instants hold nothing
-    if (e.kind == own_kind && e.ts_ns == ts_ns) continue;
+    // An input record spans read -> finished: time a touch *waited* while something else ran. It is a
+    // victim of the lag, never what held the thread.
+    if (e.kind == EventKind::kInputKey || e.kind == EventKind::kInputMotion) continue;
+    if (e.ts_ns == ts_ns && std::find(own_kinds.begin(), own_kinds.end(), e.kind) != own_kinds.end()) continue;
     const uint64_t e_end = e.ts_ns + e.dur_ns;
     const uint64_t lo = std::max(ts_ns, e.ts_ns);
     const uint64_t hi = std::min(end, e_end);

@@ -22,6 +22,19 @@ void ReportSink::SetLimits(int max_per_minute, std::vector<std::string> key_pack
   key_packages_ = std::move(key_packages);
 }
 
+void ReportSink::AddInFlightProvider(InFlightProvider fn, void* arg) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& p : in_flight_) {
+    if (p.first == fn && p.second == arg) return;
+  }
+  in_flight_.emplace_back(fn, arg);
+}
+
+void ReportSink::RemoveInFlightProvider(InFlightProvider fn, void* arg) {
+  std::lock_guard<std::mutex> lock(mu_);
+  in_flight_.erase(std::remove(in_flight_.begin(), in_flight_.end(), std::make_pair(fn, arg)), in_flight_.end());
+}
+
 bool ReportSink::AllowLocked(const std::string& type, uint64_t now_ns) {
   std::deque<uint64_t>& times = recent_[type];
   while (!times.empty() && now_ns - times.front() >= 60 * kNsPerSec) times.pop_front();
@@ -42,17 +55,18 @@ bool ReportSink::Submit(const Report& report, const Timeline* timeline, uint32_t
   std::vector<BlockedBy> blocked;
   if (timeline) {
     TimelineRead read = timeline->Snapshot();
-    EventKind own = EventKind::kNone;
-    if (report.monitor == "input") own = EventKind::kInputMotion;
-    blocked = FindBlockedBy(read.events, main_tid, report.ts_ns, report.dur_ns, own, kMaxBlockedBy);
-    if (own == EventKind::kInputMotion) {
-      // A key event's own record is not a culprit either.
-      blocked.erase(std::remove_if(blocked.begin(), blocked.end(),
-                                   [&](const BlockedBy& b) {
-                                     return b.event.kind == EventKind::kInputKey && b.event.ts_ns == report.ts_ns;
-                                   }),
-                    blocked.end());
+    std::vector<std::pair<InFlightProvider, void*>> providers;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      providers = in_flight_;
     }
+    const uint64_t now = MonotonicNs();
+    for (const auto& [fn, arg] : providers) {
+      Event running;
+      if (fn(now, &running, arg)) read.events.push_back(running);
+    }
+    blocked = FindBlockedBy(read.events, main_tid, report.ts_ns, report.dur_ns, OwnRecordKinds(report.monitor),
+                            kMaxBlockedBy);
   }
   static const StringTable kEmptyStrings;
   std::vector<std::string> key_packages;

@@ -19,6 +19,13 @@ namespace jp::hook {
 
 using ReportListener = void (*)(const char* report_json, void* arg);
 
+// Something still running on the main thread has no timeline record yet (it is written when it ends), but
+// it is exactly what a report raised mid-stall must name. A monitor that tracks such work (the looper's
+// current message) lends it to reports: fills *out with start, kind, name and args (dur_ns = running
+// time so far) and returns true, or returns false when nothing runs. Called on the reporting thread; it
+// must not block (use try_lock).
+using InFlightProvider = bool (*)(uint64_t now_ns, Event* out, void* arg);
+
 class ReportSink {
  public:
   static constexpr size_t kMaxKept = 512;       // reports kept for export; oldest dropped
@@ -33,6 +40,9 @@ class ReportSink {
   void SetListener(ReportListener fn, void* arg);
   // max_per_minute 0 = unlimited; max_stack_frames 0 = keep all.
   void SetLimits(int max_per_minute, std::vector<std::string> key_packages, int max_stack_frames = 0);
+  // At most one provider per `arg`; removing waits for nothing (providers never block and are static code).
+  void AddInFlightProvider(InFlightProvider fn, void* arg);
+  void RemoveInFlightProvider(InFlightProvider fn, void* arg);
 
   // Renders and publishes a report. `timeline` (may be null) supplies blocked_by; `main_tid` names the main
   // thread. Returns false when the report was rate-limited (it is then only counted).
@@ -64,6 +74,7 @@ class ReportSink {
   int max_per_minute_ = 10;
   int max_stack_frames_ = 0;
   std::vector<std::string> key_packages_;
+  std::vector<std::pair<InFlightProvider, void*>> in_flight_;
   std::map<std::string, std::deque<uint64_t>> recent_;  // per type: times of reports in the last minute
   std::deque<std::string> kept_;
   std::deque<std::string> queue_;

@@ -61,7 +61,7 @@ struct Timing {
   std::atomic<int> max_frames{64};
   // Argument keys and the frame record's name, interned at activation.
   uint16_t key_what = 0, key_cpu = 0, key_target = 0, key_callback = 0;
-  uint16_t key_dropped = 0, key_gap = 0, key_interval = 0, name_frame = 0;
+  uint16_t key_dropped = 0, key_gap = 0, key_interval = 0, name_frame = 0, key_running = 0;
 
   std::mutex mu;  // everything below up to the counters
   Current cur;
@@ -430,6 +430,26 @@ void OnReport(const hook::DeadlineFired&, void*) {
 
 }  // namespace
 
+// The message running right now, for reports raised while it still runs (see hook::InFlightProvider).
+// try_lock: the main thread holds the mutex only for a few stores, and a report must never wait on it.
+static bool RunningMessage(uint64_t now_ns, hook::Event* out, void*) {
+  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
+  if (!ctx || !g.active.load(std::memory_order_acquire)) return false;
+  std::unique_lock<std::mutex> lock(g.mu, std::try_to_lock);
+  if (!lock.owns_lock() || !g.cur.running) return false;
+  const Dispatch& d = g.cur.d;
+  out->ts_ns = d.start_ns;
+  out->dur_ns = now_ns > d.start_ns ? now_ns - d.start_ns : 1;
+  out->tid = MainTid(ctx);
+  out->kind = hook::EventKind::kLooperMessage;
+  out->name = d.callback ? d.callback : d.target;
+  out->args[0] = hook::EventArg::Int(g.key_what, d.what);
+  out->args[1] = hook::EventArg::String(g.key_target, d.target);
+  out->args[2] = hook::EventArg::String(g.key_callback, d.callback);
+  out->args[3] = hook::EventArg::Int(g.key_running, 1);
+  return true;
+}
+
 void ActivateTiming(const hook::PluginContext* context, const Config& config) {
   if (context->timeline) {
     hook::Timeline* t = context->timeline;
@@ -441,7 +461,9 @@ void ActivateTiming(const hook::PluginContext* context, const Config& config) {
     g.key_gap = t->Intern("gap_ms");
     g.key_interval = t->Intern("interval_ms");
     g.name_frame = t->Intern("frame");
+    g.key_running = t->Intern("still_running");
   }
+  if (context->reports) context->reports->AddInFlightProvider(&RunningMessage, nullptr);
   {
     std::lock_guard<std::mutex> lock(g.mu);
     g.cur = Current();
@@ -473,6 +495,7 @@ void DeactivateTiming() {
   jni::SetLooperHooks(nullptr);
   g.active.store(false, std::memory_order_release);
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
+  if (ctx && ctx->reports) ctx->reports->RemoveInFlightProvider(&RunningMessage, nullptr);
   if (ctx && ctx->watchdog) {
     uint64_t seq;
     {

@@ -30,13 +30,24 @@ TEST(FindBlockedBy, LongestOverlapFirstOnlyMainThreadAndNoInstants) {
       MakeEvent(EventKind::kInputMotion, 1, 120, 300),    // the lagging event itself
       MakeEvent(EventKind::kLooperMessage, 1, 420, 10),   // starts at the end: no overlap
   };
-  auto blocked = FindBlockedBy(events, 1, 120, 300, EventKind::kInputMotion, 8);
+  auto blocked = FindBlockedBy(events, 1, 120, 300, OwnRecordKinds("input"), 8);
   ASSERT_EQ(blocked.size(), 2u);
   EXPECT_EQ(blocked[0].event.kind, EventKind::kIdleHandler);
   EXPECT_EQ(blocked[0].overlap_ns, 270u);
   EXPECT_EQ(blocked[1].event.kind, EventKind::kLooperMessage);
   EXPECT_EQ(blocked[1].overlap_ns, 30u);
-  EXPECT_EQ(FindBlockedBy(events, 1, 120, 300, EventKind::kInputMotion, 1).size(), 1u);
+  EXPECT_EQ(FindBlockedBy(events, 1, 120, 300, OwnRecordKinds("input"), 1).size(), 1u);
+  // A looper report leaves out its own message record, an idle report its own handler call.
+  std::vector<Event> looper = {MakeEvent(EventKind::kLooperMessage, 1, 500, 900),
+                               MakeEvent(EventKind::kIdleHandler, 1, 600, 100)};
+  auto own_message = FindBlockedBy(looper, 1, 500, 900, OwnRecordKinds("looper"), 8);
+  ASSERT_EQ(own_message.size(), 1u);
+  EXPECT_EQ(own_message[0].event.kind, EventKind::kIdleHandler);
+  EXPECT_EQ(FindBlockedBy(looper, 1, 600, 100, OwnRecordKinds("idle"), 8)[0].event.kind, EventKind::kLooperMessage);
+  // A touch that waited through a slow message is its victim, not its culprit.
+  std::vector<Event> waited = {MakeEvent(EventKind::kInputMotion, 1, 400, 1200),
+                               MakeEvent(EventKind::kLooperMessage, 1, 500, 900)};
+  EXPECT_TRUE(FindBlockedBy(waited, 1, 500, 900, OwnRecordKinds("looper"), 8).empty());
 }
 
 TEST(IsKeyFrame, MatchesPackagePrefixesWithOrWithoutAt) {
