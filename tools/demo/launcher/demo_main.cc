@@ -198,6 +198,8 @@ int main(int argc, char** argv) {
   jvm_options.system_classpath = {JP_DEMO_STANDINS_JAR};
   jvm_options.app_classpath = {JP_DEMO_JANKPROBE_JAR, JP_DEMO_APP_JAR};
   jvm_options.jvm_args = {"-Djava.library.path=" + lib_dir, "-Xms64m", "-Xmx64m"};
+  // -Xcheck:jni makes every JNI call dearer; a benchmark measures JNI at its real cost.
+  jvm_options.check_jni = !bench;
   const long rss_before_jvm = ResidentKb();
   JvmHarness* jvm = JvmHarness::Start(jvm_options, &why);
   if (!jvm) {
