@@ -78,17 +78,29 @@ Status InstallMonitor() {
   return Status::Ok();
 }
 
+std::atomic<bool> g_installed{false};
+
 }  // namespace
 
 Status EnsureDlMonitor() {
   // No lock of its own: two threads may both install, and the second merely finds the same handles
   // (install reuses a handle with identical arguments). A lock held across the install would be held
   // across dlsym, which a library constructor running under the loader lock could deadlock against.
-  static std::atomic<bool> installed{false};
-  if (installed.load(std::memory_order_acquire)) return Status::Ok();
+  if (g_installed.load(std::memory_order_seq_cst)) return Status::Ok();
   Status status = InstallMonitor();
-  if (status.ok()) installed.store(true, std::memory_order_release);
+  if (status.ok()) g_installed.store(true, std::memory_order_seq_cst);
   return status;
 }
+
+void ReleaseDlMonitorIfUnused() {
+  if (ActiveUserHookCount() != 0 || !g_installed.exchange(false, std::memory_order_seq_cst)) return;
+  int ignored;
+  for (std::atomic<jp_plt_hook*>* h : {&g_dlopen_hook, &g_android_dlopen_ext_hook, &g_dlmopen_hook}) {
+    if (jp_plt_hook* hook = h->load(std::memory_order_acquire)) RemoveHook(hook, &ignored);
+  }
+  // A hook installed meanwhile may have seen the monitor still marked installed: put it back for it.
+  if (ActiveUserHookCount() != 0) EnsureDlMonitor();
+}
+
 
 }  // namespace jp::plt

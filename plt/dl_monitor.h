@@ -12,6 +12,11 @@ namespace jp::plt {
 // Modules loaded later receive the monitor hooks like any other hook with caller NULL.
 Status EnsureDlMonitor();
 
+// Removes the monitor's hooks once no hook of the public API is active any more, so that a plugin that
+// removed all its hooks (jankprobe_stop) leaves nothing patched behind. A hook installed concurrently
+// re-installs the monitor: both sides publish their change before they look at the other's (seq_cst).
+void ReleaseDlMonitorIfUnused();
+
 }  // namespace jp::plt
 
 #endif  // JANKPROBE_PLT_DL_MONITOR_H_

@@ -292,6 +292,7 @@ Status InstallHook(const char* caller, const char* symbol, void* proxy, void** p
   if (hook == nullptr) {
     AllHooks().reserve(AllHooks().size() + 1);  // so that push_back below cannot throw after new
     hook = new jp_plt_hook(caller, name, version, proxy, prev);
+    hook->internal = internal;
     AllHooks().push_back(hook);
   }
   hook->active.store(1);
@@ -318,6 +319,13 @@ Status InstallHook(const char* caller, const char* symbol, void* proxy, void** p
                             " not import " + symbol);
   }
   return Status::NotFound("no loaded module matches " + spec.Describe() + " (hooking " + symbol + ")");
+}
+
+size_t ActiveUserHookCount() {
+  std::lock_guard<std::mutex> lock(EngineMutex());
+  size_t n = 0;
+  for (const jp_plt_hook* h : AllHooks()) n += !h->internal && h->active.load() != 0;
+  return n;
 }
 
 Status RemoveHook(jp_plt_hook* hook, int* out) {

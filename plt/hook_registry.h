@@ -76,6 +76,7 @@ struct jp_plt_hook {
   void* const proxy;
   void** const prev;
   std::atomic<int> active{0};
+  bool internal = false;  // the engine's own (dlopen monitor), set once at creation under the mutex
   std::atomic<size_t> slot_count{0};
   std::atomic<const jp::plt::PrevTable*> table{nullptr};  // null: every module's prev is *prev
 
@@ -94,6 +95,9 @@ Status InstallHook(const char* caller, const char* symbol, void* proxy, void** p
 
 // Remove: JP_PLT_OK, JP_PLT_REMOVED_STILL_CHAINED, or an error Status.
 Status RemoveHook(jp_plt_hook* hook, int* result);
+
+// Active hooks installed through the public API (the engine's own dlopen monitor not counted).
+size_t ActiveUserHookCount();
 
 // Applies every active hook to modules loaded since the last look (called by the dlopen monitor after
 // the real dlopen returned), and forgets slots of modules that were unloaded.

@@ -31,6 +31,9 @@ JP_EXPORT jp_plt_hook* jp_plt_hook_install(const char* caller, const char* symbo
       SetError(status);
       return nullptr;
     }
+    // The monitor may have been released (last hook removed) between EnsureDlMonitor and our hook
+    // becoming active; now that it is active, a release can no longer miss it, so check once more.
+    if (monitor.ok()) monitor = jp::plt::EnsureDlMonitor();
     if (!monitor.ok() && jp_plt_hook_slot_count(hook) == 0) {
       // Pending, but nothing will ever install it: say why rather than wait forever.
       SetError(monitor);
@@ -61,6 +64,7 @@ JP_EXPORT int jp_plt_hook_remove(jp_plt_hook* hook) {
     } else {
       ClearError();
     }
+    jp::plt::ReleaseDlMonitorIfUnused();  // the last hook gone: leave no dlopen hook behind either
     return result;
   } catch (const std::bad_alloc&) {
     SetError("jp_plt_hook_remove: out of memory");

@@ -17,6 +17,27 @@ bool IsLoaded(const char* path) { return dlopen(path, RTLD_NOW | RTLD_NOLOAD) !=
 
 using AddFnPtr = int (*)(int, int);
 
+// The dlopen monitor is the engine's own hook: it goes in with the first hook and out with the last one,
+// so a plugin that removed all its hooks (jankprobe_stop) leaves no patched slot behind.
+TEST(DlMonitor, IsRemovedWithTheLastHook) {
+  void* real_dlopen = dlsym(RTLD_DEFAULT, "dlopen");
+  ASSERT_NE(real_dlopen, nullptr);
+  jp_fixture_dlopen(nullptr, RTLD_NOW);  // bind the loader fixture's slot (it may be lazy)
+  const size_t unhooked = CountWords("libjp_hook_loader.so", real_dlopen);
+  ASSERT_GE(unhooked, 1u) << "the loader fixture's dlopen slot should hold the real dlopen";
+  using Hook = AddHook<7>;
+  jp_plt_hook* hook = Hook::Install("libjp_hook_pending_a.so");  // pending: needs the monitor
+  ASSERT_NE(hook, nullptr) << jp_plt_last_error();
+  EXPECT_LT(CountWords("libjp_hook_loader.so", real_dlopen), unhooked) << "the monitor is not in the slot";
+  EXPECT_EQ(jp_plt_hook_remove(hook), JP_PLT_OK);
+  EXPECT_EQ(CountWords("libjp_hook_loader.so", real_dlopen), unhooked) << "the monitor stayed behind";
+  // And it comes back for the next pending hook, which still works at dlopen time.
+  hook = Hook::Install("libjp_hook_pending_a.so");
+  ASSERT_NE(hook, nullptr);
+  EXPECT_LT(CountWords("libjp_hook_loader.so", real_dlopen), unhooked);
+  EXPECT_EQ(jp_plt_hook_remove(hook), JP_PLT_OK);
+}
+
 TEST(PendingHook, ByFileNameIsInPlaceWhenDlopenReturns) {
   ASSERT_FALSE(IsLoaded(JP_HOOK_PENDING_A_PATH)) << "the fixture must not be loaded at start-up";
   using Hook = AddHook<1>;

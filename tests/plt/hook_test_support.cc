@@ -29,6 +29,7 @@ struct PatchRequest {
   void* expected;
   void* replacement;
   size_t written;
+  bool count_only = false;
 };
 
 int PatchModule(struct dl_phdr_info* info, size_t, void* data) {
@@ -44,6 +45,10 @@ int PatchModule(struct dl_phdr_info* info, size_t, void* data) {
     uintptr_t end = info->dlpi_addr + ph.p_vaddr + ph.p_filesz;  // .bss holds no relocated pointers
     for (uintptr_t word = start; word + sizeof(void*) <= end; word += sizeof(void*)) {
       if (*reinterpret_cast<void**>(word) != request->expected) continue;
+      if (request->count_only) {
+        ++request->written;
+        continue;
+      }
       // The RELRO part is read-only now; a crude tool leaves the page writable afterwards.
       mprotect(reinterpret_cast<void*>(word & ~(page - 1)), page, PROT_READ | PROT_WRITE);
       __atomic_store_n(reinterpret_cast<void**>(word), request->replacement, __ATOMIC_RELEASE);
@@ -54,6 +59,12 @@ int PatchModule(struct dl_phdr_info* info, size_t, void* data) {
 }
 
 }  // namespace
+
+size_t CountWords(const char* module_basename, const void* value) {
+  PatchRequest request{module_basename, const_cast<void*>(value), nullptr, 0, true};
+  dl_iterate_phdr(&PatchModule, &request);
+  return request.written;
+}
 
 size_t ForeignPatch(const char* module_basename, void* expected, void* replacement) {
   PatchRequest request{module_basename, expected, replacement, 0};

@@ -45,6 +45,10 @@ struct AddHook {
 // `replacement`. It does not use jankprobe's ELF reader on purpose. Returns the number of words written.
 size_t ForeignPatch(const char* module_basename, void* expected, void* replacement);
 
+// How many pointer-sized words in the writable PT_LOAD segments of module `module_basename` equal
+// `value` (reads only). Used to see whether a GOT slot holds the real function or a proxy.
+size_t CountWords(const char* module_basename, const void* value);
+
 // A foreign proxy for jp_target_add: counts, then calls `foreign_prev`.
 extern std::atomic<unsigned long> foreign_calls;
 extern void* foreign_prev;
