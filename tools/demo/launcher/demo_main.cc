@@ -5,7 +5,8 @@
 // The app itself loads jankprobe the way an app does (System.loadLibrary + JankProbe.start).
 //
 //   jankprobe-demo [--check] [--out DIR] [--config-dir DIR]   the scripted faults (./run demo)
-//   jankprobe-demo --bench SECONDS --jankprobe on|off          no faults; prints one JSON line of figures
+//   jankprobe-demo --bench SECONDS --jankprobe on|off [--config FILE] [--app-printer noop] [--warmup S]
+//                                                             no faults; prints one JSON line of figures
 #include <jni.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +38,9 @@ struct Options {
   std::string out_dir = "out";
   std::string config_dir = JP_DEMO_CONFIG_DIR;
   double bench_seconds = 0;  // > 0: benchmark run, no faults
+  double warmup_seconds = 1;  // benchmark: the figures start after this much of the app's run
+  std::string config = "demo.json";  // the remote flag JankProbe.start gets, in config_dir
+  bool app_printer = false;          // benchmark: the app sets a do-nothing Printer on its main Looper
   bool jankprobe = true;
   int timeout_s = 90;
 };
@@ -125,6 +129,17 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       if (!(v = value("--bench"))) return false;
       o->bench_seconds = std::atof(v);
       if (o->bench_seconds <= 0) return false;
+    } else if (a == "--config") {
+      if (!(v = value("--config"))) return false;
+      o->config = v;
+    } else if (a == "--warmup") {
+      if (!(v = value("--warmup"))) return false;
+      o->warmup_seconds = std::atof(v);
+      if (o->warmup_seconds < 0) return false;
+    } else if (a == "--app-printer") {
+      if (!(v = value("--app-printer"))) return false;
+      if (std::strcmp(v, "noop") != 0 && std::strcmp(v, "none") != 0) return false;
+      o->app_printer = std::strcmp(v, "noop") == 0;
     } else if (a == "--jankprobe") {
       if (!(v = value("--jankprobe"))) return false;
       if (std::strcmp(v, "on") != 0 && std::strcmp(v, "off") != 0) return false;
@@ -140,17 +155,24 @@ bool ParseArgs(int argc, char** argv, Options* o) {
   return true;
 }
 
-long ResidentKb() {
+// A "Name: N kB" line of /proc/self/status (VmRSS, RssAnon, RssFile); -1 when missing.
+long StatusKb(const char* field) {
   FILE* f = std::fopen("/proc/self/status", "r");
   if (!f) return -1;
   char line[256];
+  const size_t n = std::strlen(field);
   long kb = -1;
   while (std::fgets(line, sizeof line, f)) {
-    if (std::sscanf(line, "VmRSS: %ld kB", &kb) == 1) break;
+    if (std::strncmp(line, field, n) == 0 && line[n] == ':') {
+      kb = std::atol(line + n + 1);
+      break;
+    }
   }
   std::fclose(f);
   return kb;
 }
+
+long ResidentKb() { return StatusKb("VmRSS"); }
 
 std::string Absolute(const std::string& path) {
   char* real = realpath(path.c_str(), nullptr);
@@ -233,17 +255,32 @@ int main(int argc, char** argv) {
              Absolute(o.config_dir + "/demo.json"));
   }
   const long rss_before_app = ResidentKb();
+  const long anon_before_app = StatusKb("RssAnon"), file_before_app = StatusKb("RssFile");
   JNIEnv* env = jvm->Env();
   env->PushLocalFrame(16);
-  jvalue args[5]{};
-  args[0].l = jvm->NewString(Absolute(o.config_dir));
-  args[1].l = bench ? jvm->NewString("") : jvm->NewString(Absolute(o.out_dir));
-  args[2].z = o.jankprobe ? JNI_TRUE : JNI_FALSE;
-  args[3].z = bench ? JNI_FALSE : JNI_TRUE;
-  args[4].j = static_cast<jlong>(o.bench_seconds * 1000);
-  JavaResult r = jvm->CallStatic(kAppClass, "run", "(Ljava/lang/String;Ljava/lang/String;ZZJ)[J",
-                                 {args[0], args[1], args[2], args[3], args[4]});
+  JavaResult r;
+  if (bench) {
+    jvalue args[6]{};
+    args[0].l = jvm->NewString(Absolute(o.config_dir));
+    args[1].l = jvm->NewString(o.config);
+    args[2].z = o.jankprobe ? JNI_TRUE : JNI_FALSE;
+    args[3].z = o.app_printer ? JNI_TRUE : JNI_FALSE;
+    args[4].j = static_cast<jlong>(o.warmup_seconds * 1000);
+    args[5].j = static_cast<jlong>(o.bench_seconds * 1000);
+    r = jvm->CallStatic(kAppClass, "bench", "(Ljava/lang/String;Ljava/lang/String;ZZJJ)[J",
+                        {args[0], args[1], args[2], args[3], args[4], args[5]});
+  } else {
+    jvalue args[5]{};
+    args[0].l = jvm->NewString(Absolute(o.config_dir));
+    args[1].l = jvm->NewString(Absolute(o.out_dir));
+    args[2].z = o.jankprobe ? JNI_TRUE : JNI_FALSE;
+    args[3].z = JNI_TRUE;
+    args[4].j = 0;
+    r = jvm->CallStatic(kAppClass, "run", "(Ljava/lang/String;Ljava/lang/String;ZZJ)[J",
+                        {args[0], args[1], args[2], args[3], args[4]});
+  }
   const long rss_after_app = ResidentKb();
+  const long anon_after_app = StatusKb("RssAnon"), file_after_app = StatusKb("RssFile");
   jlong result[6] = {};
   if (r.ok && r.value.l) env->GetLongArrayRegion(static_cast<jlongArray>(r.value.l), 0, 6, result);
   env->PopLocalFrame(nullptr);
@@ -260,13 +297,15 @@ int main(int argc, char** argv) {
     // One JSON line for bench/demo_bench.cc.
     std::printf("{\"jankprobe\":%s,\"start_rc\":%lld,\"main_cpu_ns\":%lld,\"run_ns\":%lld,\"clicks\":%lld,"
                 "\"ticks\":%lld,\"input_errors\":%lld,\"touches_published\":%llu,\"touches_finished\":%llu,"
-                "\"rss_kb_before_jvm\":%ld,\"rss_kb_before_app\":%ld,\"rss_kb_after_app\":%ld,\"reports\":%zu}\n",
+                "\"rss_kb_before_jvm\":%ld,\"rss_kb_before_app\":%ld,\"rss_kb_after_app\":%ld,"
+                "\"anon_kb_before_app\":%ld,\"anon_kb_after_app\":%ld,\"file_kb_before_app\":%ld,"
+                "\"file_kb_after_app\":%ld,\"reports\":%zu}\n",
                 o.jankprobe ? "true" : "false", static_cast<long long>(result[0]), static_cast<long long>(result[1]),
                 static_cast<long long>(result[2]), static_cast<long long>(result[3]),
                 static_cast<long long>(result[4]), static_cast<long long>(result[5]),
                 static_cast<unsigned long long>(dispatcher.published()),
                 static_cast<unsigned long long>(dispatcher.finished()), rss_before_jvm, rss_before_app, rss_after_app,
-                book.reports().size());
+                anon_before_app, anon_after_app, file_before_app, file_after_app, book.reports().size());
     std::fflush(nullptr);
     _exit(result[0] == 0 && result[5] == 0 ? 0 : 1);
   }

@@ -33,11 +33,15 @@ public final class DemoApp {
   private static boolean withJankprobe;
   private static boolean withFaults;
   private static long durationMs;
+  private static long warmupMs;
+  private static String startConfig = "demo.json";
+  private static boolean noopPrinter;
 
   private static Handler handler;       // ordinary (synchronous) messages
   private static Handler scriptHandler; // the script's steps are asynchronous: the leaked barrier must not hold them
   private static long t0;
   private static long cpuAtStart;
+  private static long measureFromMs;  // uptime of the measured window's start
   private static final long[] result = new long[6];
   private static boolean ended;
   private static int startRc;
@@ -67,6 +71,20 @@ public final class DemoApp {
     return result;
   }
 
+  /**
+   * The benchmark's run: no faults, the remote flag {@code config} from the config directory (jankprobe
+   * on) or none (off), optionally the app's own do-nothing Printer on the main Looper (the reference line:
+   * what Looper's two dispatch strings per message cost any Printer-based monitor). The figures cover
+   * {@code runMs} after a warm-up of {@code warmMs} (class loading, the interpreter's first passes).
+   */
+  public static long[] bench(String configDirectory, String config, boolean jankprobe, boolean appPrinter,
+                             long warmMs, long runMs) throws InterruptedException {
+    startConfig = config;
+    noopPrinter = appPrinter;
+    warmupMs = warmMs;
+    return run(configDirectory, "", jankprobe, false, runMs);
+  }
+
   static String readConfig(String name) {
     try {
       return new String(Files.readAllBytes(Paths.get(configDir, name)), StandardCharsets.UTF_8);
@@ -79,6 +97,7 @@ public final class DemoApp {
     Looper.prepareMainLooper();
     final Looper looper = Looper.myLooper();
     handler = new Handler(looper);
+    if (noopPrinter) looper.setMessageLogging(new NoopPrinter());
     scriptHandler = Handler.createAsync(looper);
     if (withJankprobe) {
       System.loadLibrary("jankprobe");
@@ -86,7 +105,7 @@ public final class DemoApp {
         @Override
         public void onReport(String json) { DemoHost.onReport(json); }
       });
-      startRc = JankProbe.start(readConfig("demo.json"));
+      startRc = JankProbe.start(readConfig(startConfig));
       if (startRc != 0) DemoHost.log("JankProbe.start failed (" + startRc + "): " + JankProbe.lastError());
       DemoHost.status("start", JankProbe.status());
     }
@@ -108,7 +127,17 @@ public final class DemoApp {
         }
       });
     } else {
-      at(durationMs, new Runnable() {
+      measureFromMs = t0;
+      if (warmupMs > 0) {
+        at(warmupMs, new Runnable() {
+          @Override
+          public void run() {
+            measureFromMs = SystemClock.uptimeMillis();
+            cpuAtStart = DemoHost.threadCpuNs();
+          }
+        });
+      }
+      at(warmupMs + durationMs, new Runnable() {
         @Override
         public void run() { end(); }
       });
@@ -182,7 +211,7 @@ public final class DemoApp {
     ended = true;
     result[0] = startRc;
     result[1] = DemoHost.threadCpuNs() - cpuAtStart;
-    result[2] = (SystemClock.uptimeMillis() - t0) * 1000000L;
+    result[2] = (SystemClock.uptimeMillis() - (withFaults ? t0 : measureFromMs)) * 1000000L;
     result[3] = view.clicks();
     result[4] = ticker.ticks();
     result[5] = InputReceiver.consumeErrors();
