@@ -24,26 +24,22 @@ long Membarrier(int cmd) {
 
 bool AsymmetricFence::Init(std::string* why) {
   if (expedited_.load(std::memory_order_acquire)) return true;
-  if (tried_.exchange(true)) {
-    if (why) *why = "membarrier unavailable (tried before); using full fences";
-    return false;
-  }
-  const long cmds = Membarrier(MEMBARRIER_CMD_QUERY);
-  if (cmds < 0 || (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) {
-    if (why) {
-      *why = std::string("membarrier private expedited unavailable: ") +
-             (cmds < 0 ? std::strerror(errno) : "not supported by this kernel") + "; using full fences";
+  if (!tried_.exchange(true)) {
+    const long cmds = Membarrier(MEMBARRIER_CMD_QUERY);
+    if (cmds < 0 || (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) {
+      failure_ = std::string("membarrier private expedited unavailable: ") +
+                 (cmds < 0 ? std::strerror(errno) : "not supported by this kernel") + "; using full fences";
+    } else if (Membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0) {
+      failure_ = std::string("membarrier registration refused: ") + std::strerror(errno) + "; using full fences";
+    } else {
+      // The hot side may drop its fence only once the rare side is sure to use membarrier: published
+      // here, and a hot path that still reads false just pays a fence it did not need.
+      expedited_.store(true, std::memory_order_seq_cst);
+      return true;
     }
-    return false;
   }
-  if (Membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0) {
-    if (why) *why = std::string("membarrier registration refused: ") + std::strerror(errno) + "; using full fences";
-    return false;
-  }
-  // The hot side may drop its fence only once the rare side is sure to use membarrier: published here,
-  // and a hot path that still reads false just pays a fence it did not need.
-  expedited_.store(true, std::memory_order_seq_cst);
-  return true;
+  if (why) *why = failure_.empty() ? "membarrier failed after registration; using full fences" : failure_;
+  return false;
 }
 
 void AsymmetricFence::Heavy() noexcept {

@@ -41,6 +41,7 @@ class AsymmetricFence {
  private:
   std::atomic<bool> expedited_{false};
   std::atomic<bool> tried_{false};
+  std::string failure_;  // why Init failed (control path only)
 };
 
 }  // namespace jp::input
