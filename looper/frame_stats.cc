@@ -7,7 +7,7 @@ uint64_t FrameStats::interval_ns() const {
   for (int i = 0; i < gap_count_; ++i) {
     if (best == 0 || gaps_[i] < best) best = gaps_[i];
   }
-  return best ? best : kDefaultIntervalNs;
+  return best && best <= kMaxIntervalNs ? best : kDefaultIntervalNs;
 }
 
 FrameGap FrameStats::OnFrame(uint64_t frame_time_ns) {

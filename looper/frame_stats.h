@@ -25,6 +25,9 @@ class FrameStats {
   static constexpr int kWindow = 64;
   static constexpr uint64_t kMinIntervalNs = 4ull * 1000 * 1000;      // 250 Hz
   static constexpr uint64_t kDefaultIntervalNs = 16666667;           // until a gap says otherwise
+  // No display refreshes slower than 20 Hz: a smallest gap above this means every recent frame was late
+  // (a starved or throttled main thread), not a slow display, so the default stands.
+  static constexpr uint64_t kMaxIntervalNs = 50ull * 1000 * 1000;
   static constexpr uint64_t kMaxGapNs = 60ull * 1000 * 1000 * 1000;  // longer: the ticker was paused
 
   FrameGap OnFrame(uint64_t frame_time_ns);

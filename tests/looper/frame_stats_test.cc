@@ -32,6 +32,17 @@ TEST(FrameStatsTest, AGapOfNIntervalsDropsNMinusOne) {
   EXPECT_EQ(f.janky_frames(), 1u);
 }
 
+TEST(FrameStatsTest, OnlyLateFramesSeenKeepTheDefaultInterval) {
+  // A starved main thread whose every frame came 400 ms apart says nothing about the display.
+  FrameStats f;
+  uint64_t t = 1000000000;
+  f.OnFrame(t);
+  for (int i = 0; i < 5; ++i) f.OnFrame(t += 24 * k60);
+  EXPECT_EQ(f.interval_ns(), FrameStats::kDefaultIntervalNs);
+  const FrameGap g = f.OnFrame(t + 10 * k60);
+  EXPECT_EQ(g.dropped, 9u);
+}
+
 TEST(FrameStatsTest, IntervalFollowsTheDisplay) {
   FrameStats f;
   uint64_t t = 1000000000;
