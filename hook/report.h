@@ -58,6 +58,10 @@ std::vector<BlockedBy> FindBlockedBy(const std::vector<Event>& events, uint32_t 
 // The record kinds a monitor's reports are about ("input": key and motion records...).
 std::vector<EventKind> OwnRecordKinds(const std::string& monitor);
 
+// A captured stack's text (one frame per line, innermost first) as frames, empty lines skipped, at most
+// max_frames (0 = all). Every monitor turns its StackSample into Report::stack with this.
+std::vector<std::string> SplitStackFrames(const std::string& text, size_t max_frames = 0);
+
 // True when a frame ("at com.example.Foo.bar(Foo.java:12)" or "com.example.Foo.bar(...)") belongs to one
 // of the app's package prefixes.
 bool IsKeyFrame(std::string_view frame, const std::vector<std::string>& key_packages);

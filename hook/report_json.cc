@@ -41,6 +41,18 @@ std::vector<BlockedBy> FindBlockedBy(const std::vector<Event>& events, uint32_t 
   return out;
 }
 
+std::vector<std::string> SplitStackFrames(const std::string& text, size_t max_frames) {
+  std::vector<std::string> frames;
+  size_t start = 0;
+  while (start < text.size() && (max_frames == 0 || frames.size() < max_frames)) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) frames.emplace_back(text, start, end - start);
+    start = end + 1;
+  }
+  return frames;
+}
+
 bool IsKeyFrame(std::string_view frame, const std::vector<std::string>& key_packages) {
   // Java stack frames come as "at com.example.Foo.bar(Foo.java:12)" (Throwable.toString style) or bare.
   while (!frame.empty() && (frame.front() == ' ' || frame.front() == '\t')) frame.remove_prefix(1);

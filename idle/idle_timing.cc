@@ -50,18 +50,6 @@ void OnLag(const hook::DeadlineFired& fired, void*) {
   if (!fired.stack) g_timing.stack.error = "no stack: deadline fired without capture";
 }
 
-std::vector<std::string> SplitFrames(const std::string& text) {
-  std::vector<std::string> frames;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) frames.emplace_back(text, start, end - start);
-    start = end + 1;
-  }
-  return frames;
-}
-
 jlong Begin(JNIEnv*, jstring) {
   Inside guard;
   if (!guard.active()) return 0;
@@ -120,7 +108,7 @@ void End(JNIEnv* env, jlong token, jstring handler_class, jboolean keep) {
       lock.lock();
     }
     if (g_timing.stack_call == id && g_timing.stack.ok) {
-      r.stack = SplitFrames(g_timing.stack.text);
+      r.stack = hook::SplitStackFrames(g_timing.stack.text);
       r.stack_captured_while_stuck = true;
     } else {
       r.fields.push_back(hook::ReportField::String(

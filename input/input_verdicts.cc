@@ -6,22 +6,11 @@
 #include <cstdio>
 
 #include "hook/clock.h"
+#include "hook/report.h"
 #include "input/input_tracker.h"
 
 namespace jp::input {
 namespace {
-
-std::vector<std::string> SplitFrames(const std::string& text) {
-  std::vector<std::string> frames;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) frames.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return frames;
-}
 
 double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 
@@ -123,7 +112,7 @@ uint64_t InputTracker::ScanPending() {
     r.fields.push_back(hook::ReportField::Bool("finished", false));
     r.fields.push_back(hook::ReportField::Int("anr_ms", static_cast<int64_t>(anr / hook::kNsPerMs)));
     if (stack.ok) {
-      r.stack = SplitFrames(stack.text);
+      r.stack = hook::SplitStackFrames(stack.text);
       r.stack_captured_while_stuck = true;
     } else {
       r.fields.push_back(hook::ReportField::String("stack_error", stack.error));
@@ -186,7 +175,7 @@ void InputTracker::ReportFinished(int index) {
     hook::StackSample& stack = stacks_[static_cast<size_t>(index)];
     if (flags & kStackCaptured) {
       if (stack.ok) {
-        r.stack = SplitFrames(stack.text);
+        r.stack = hook::SplitStackFrames(stack.text);
         r.stack_captured_while_stuck = stack.captured_ns < finish;
       } else {
         r.fields.push_back(hook::ReportField::String("stack_error", stack.error));

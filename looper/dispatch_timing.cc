@@ -315,7 +315,7 @@ void SubmitReport(const hook::PluginContext* ctx, const char* type, const Dispat
     r.fields.push_back(hook::ReportField::Bool("confirmed", confirmed));
     r.fields.push_back(hook::ReportField::String("verdict", confirmed ? "confirmed" : "suspected"));
     r.fields.push_back(hook::ReportField::RawJson("samples", SamplesJson(samples, d.start_ns, max_frames)));
-    r.stack = SplitFrames(samples.Dominant()->stack, max_frames);
+    r.stack = hook::SplitStackFrames(samples.Dominant()->stack, max_frames);
     r.stack_captured_while_stuck = true;
   } else {
     r.fields.push_back(hook::ReportField::Bool("confirmed", false));

@@ -1,5 +1,7 @@
 #include "looper/message_history.h"
 
+#include "hook/report.h"
+
 #include <string>
 
 namespace jp::looper {
@@ -147,7 +149,7 @@ void WriteSamples(JsonWriter* w, const SampleSet& samples, uint64_t start_ns, si
     w->Double(Ms(r.first_ns > start_ns ? r.first_ns - start_ns : 0));
     w->Key("frames");
     w->StartArray();
-    for (const std::string& f : SplitFrames(r.stack, max_frames)) Str(w, f);
+    for (const std::string& f : hook::SplitStackFrames(r.stack, max_frames)) Str(w, f);
     w->EndArray();
     w->EndObject();
   }

@@ -42,16 +42,4 @@ const SampleRun* SampleSet::Dominant() const {
   return best;
 }
 
-std::vector<std::string> SplitFrames(const std::string& text, size_t max_frames) {
-  std::vector<std::string> frames;
-  size_t start = 0;
-  while (start < text.size() && (max_frames == 0 || frames.size() < max_frames)) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) frames.emplace_back(text, start, end - start);
-    start = end + 1;
-  }
-  return frames;
-}
-
 }  // namespace jp::looper

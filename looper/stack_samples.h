@@ -47,9 +47,6 @@ class SampleSet {
   std::string last_error_;
 };
 
-// Splits a stack text into its frames (one per non-empty line), at most max_frames (0 = all).
-std::vector<std::string> SplitFrames(const std::string& text, size_t max_frames = 0);
-
 }  // namespace jp::looper
 
 #endif  // JANKPROBE_LOOPER_STACK_SAMPLES_H_

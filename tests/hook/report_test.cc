@@ -50,6 +50,12 @@ TEST(FindBlockedBy, LongestOverlapFirstOnlyMainThreadAndNoInstants) {
   EXPECT_TRUE(FindBlockedBy(waited, 1, 500, 900, OwnRecordKinds("looper"), 8).empty());
 }
 
+TEST(SplitStackFrames, SkipsEmptyLinesAndLimits) {
+  EXPECT_EQ(SplitStackFrames("a\n\nb\nc\n"), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(SplitStackFrames("a\nb\nc", 2), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(SplitStackFrames("").empty());
+}
+
 TEST(IsKeyFrame, MatchesPackagePrefixesWithOrWithoutAt) {
   std::vector<std::string> pk = {"com.example.", "org.acme.app"};
   EXPECT_TRUE(IsKeyFrame("at com.example.Feed.bind(Feed.java:12)", pk));

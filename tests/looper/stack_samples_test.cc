@@ -43,11 +43,5 @@ TEST(StackSamplesTest, BoundedRunsCountTheRest) {
   EXPECT_EQ(s.samples(), 0u);
 }
 
-TEST(StackSamplesTest, SplitFramesSkipsEmptyLinesAndLimits) {
-  EXPECT_EQ(SplitFrames("a\n\nb\nc\n"), (std::vector<std::string>{"a", "b", "c"}));
-  EXPECT_EQ(SplitFrames("a\nb\nc", 2), (std::vector<std::string>{"a", "b"}));
-  EXPECT_TRUE(SplitFrames("").empty());
-}
-
 }  // namespace
 }  // namespace jp::looper
