@@ -141,50 +141,32 @@ void InputTracker::Received(bool owner, uint32_t tid, int fd, const void* buf, s
     return;
   }
   channels_.NoteValid(fd);
-  const uint64_t now = hook::MonotonicNs();
-  const int index = pending_.Claim(owner, fd, ev.seq);
-  if (index < 0) {
-    table_full_.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  PendingEvent& e = pending_.at(index);
-  e.fd = fd;
-  e.seq = ev.seq;
-  e.tid = tid;
-  e.action = ev.action;
-  e.pointer_count = ev.pointer_count;
-  e.type = ev.type;
-  e.fd_mode = false;
-  e.action_index = static_cast<int8_t>(ActionIndex(ev.type, ev.action));
-  e.event_time_ns = ev.event_time_ns;
-  e.read_ns = now;
-  e.consume_time_ns = 0;
-  e.handled = false;
-  e.finish_ns = 0;
-  pending_.Publish(index);
-  events_read_.Add(owner);
-  LowerDeadline(now + lag_ns_.load(std::memory_order_relaxed));
+  Track(owner, tid, fd, &ev);
 }
 
 void InputTracker::ReceivedFdMode(bool owner, uint32_t tid, int fd) noexcept {
   // Read -> next send: a second read before that send keeps the first one's time.
   if (pending_.HasFdMode(fd)) return;
+  Track(owner, tid, fd, nullptr);
+}
+
+void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev) noexcept {
   const uint64_t now = hook::MonotonicNs();
-  const int index = pending_.Claim(owner, fd, 0);
+  const int index = pending_.Claim(owner, fd, ev ? ev->seq : 0);
   if (index < 0) {
     table_full_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   PendingEvent& e = pending_.at(index);
   e.fd = fd;
-  e.seq = 0;
   e.tid = tid;
-  e.action = 0;
-  e.pointer_count = 0;
-  e.type = EventType::kMotion;
-  e.fd_mode = true;
-  e.action_index = -1;
-  e.event_time_ns = 0;
+  e.fd_mode = ev == nullptr;  // fd mode: no fields are known, only the fd and the time
+  e.seq = ev ? ev->seq : 0;
+  e.action = ev ? ev->action : 0;
+  e.pointer_count = ev ? ev->pointer_count : 0;
+  e.type = ev ? ev->type : EventType::kMotion;
+  e.action_index = static_cast<int8_t>(ev ? ActionIndex(ev->type, ev->action) : -1);
+  e.event_time_ns = ev ? ev->event_time_ns : 0;
   e.read_ns = now;
   e.consume_time_ns = 0;
   e.handled = false;

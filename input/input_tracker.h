@@ -84,6 +84,8 @@ class InputTracker {
   void Received(bool owner, uint32_t tid, int fd, const void* buf, ssize_t n, size_t capacity) noexcept;
   void Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept;
   void ReceivedFdMode(bool owner, uint32_t tid, int fd) noexcept;
+  // Claims a pending slot for a read event (ev == nullptr: an fd-mode read) and arms the lag deadline.
+  void Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev) noexcept;
   void Finish(bool owner, int index, uint64_t now_ns) noexcept;
   // Makes sure a monitor deadline at or before due_ns is armed (hot path: usually one load).
   void LowerDeadline(uint64_t due_ns) noexcept;
