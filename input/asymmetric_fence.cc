@@ -7,8 +7,30 @@
 
 #include <cstring>
 
+#include "input/android_api.h"
+
 namespace jp::input {
 namespace {
+
+// Android runs apps under a seccomp filter that kills the process (SIGSYS) on a syscall outside its
+// allowlist, and membarrier entered bionic's app allowlist only with Android 10 (API 29): on 8.x it is
+// not there at all (libc/SECCOMP_WHITELIST.TXT of O). Probing it there would be the crash we must never
+// cause, so older releases never make the call and use full fences.
+bool MembarrierAllowed(std::string* why) {
+#if defined(__ANDROID__)
+  // The device's own level (ro.build.version.sdk), not the config's layout override: the filter is the
+  // device's. Unknown (0) counts as too old.
+  const int api = ResolveAndroidApi(0).level;
+  if (api < 29) {
+    *why = "membarrier not used below Android 10 (API " + std::to_string(api) +
+           "): outside the app seccomp allowlist; using full fences";
+    return false;
+  }
+#else
+  (void)why;
+#endif
+  return true;
+}
 
 long Membarrier(int cmd) {
 #if defined(SYS_membarrier)
@@ -25,8 +47,11 @@ long Membarrier(int cmd) {
 bool AsymmetricFence::Init(std::string* why) {
   if (expedited_.load(std::memory_order_acquire)) return true;
   if (!tried_.exchange(true)) {
-    const long cmds = Membarrier(MEMBARRIER_CMD_QUERY);
-    if (cmds < 0 || (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) {
+    std::string not_allowed;
+    const long cmds = MembarrierAllowed(&not_allowed) ? Membarrier(MEMBARRIER_CMD_QUERY) : -2;
+    if (cmds == -2) {
+      failure_ = not_allowed;
+    } else if (cmds < 0 || (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) {
       failure_ = std::string("membarrier private expedited unavailable: ") +
                  (cmds < 0 ? std::strerror(errno) : "not supported by this kernel") + "; using full fences";
     } else if (Membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0) {
