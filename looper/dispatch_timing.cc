@@ -220,16 +220,30 @@ void End(JNIEnv*) {
   }
 }
 
-void Frame(JNIEnv*, jlong frame_time_nanos) {
-  Inside guard;
-  if (!guard.active() || frame_time_nanos <= 0) return;
-  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
-  if (!ctx) return;
-  const FrameGap gap = g.frames.OnFrame(static_cast<uint64_t>(frame_time_nanos));
+void PublishFrameCounters() {
   g.frame_count.store(g.frames.frames(), std::memory_order_relaxed);
   g.dropped_frames.store(g.frames.dropped(), std::memory_order_relaxed);
   g.janky_frames.store(g.frames.janky_frames(), std::memory_order_relaxed);
   g.refresh_ns.store(g.frames.interval_ns(), std::memory_order_relaxed);
+}
+
+// FrameTicker.nativeFrame: the first frame of a run (after start or after the ticker was parked).
+void Frame(JNIEnv*, jlong frame_time_nanos) {
+  Inside guard;
+  if (!guard.active() || frame_time_nanos <= 0) return;
+  g.frames.StartRun(static_cast<uint64_t>(frame_time_nanos));
+  PublishFrameCounters();
+}
+
+// FrameTicker.nativeFrames: `frames` frames since the previous call, the last at frame_time_nanos. A span
+// with dropped frames becomes a `frame` record at its last frame.
+void JNICALL NativeFrames(JNIEnv*, jclass, jlong frame_time_nanos, jint frames) {
+  Inside guard;
+  if (!guard.active() || frame_time_nanos <= 0 || frames <= 0) return;
+  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
+  if (!ctx) return;
+  const FrameGap gap = g.frames.OnFrames(static_cast<uint64_t>(frame_time_nanos), static_cast<uint32_t>(frames));
+  PublishFrameCounters();
   if (!gap.valid || gap.dropped == 0 || !ctx->timeline) return;
   hook::Event e;
   e.ts_ns = static_cast<uint64_t>(frame_time_nanos);
@@ -489,6 +503,14 @@ void RetuneTiming(const Config& config) {
                      std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(g.mu);
   g.history.SetWindow(ms(c.history_ms), ms(c.lag_ms));
+}
+
+bool RegisterFrameNatives(JNIEnv* env, jclass ticker, std::string* why) {
+  static const JNINativeMethod kBatch[] = {
+      {const_cast<char*>("nativeFrames"), const_cast<char*>("(JI)V"), reinterpret_cast<void*>(NativeFrames)},
+  };
+  env->RegisterNatives(ticker, kBatch, sizeof kBatch / sizeof kBatch[0]);
+  return !jni::TakeException(env, "RegisterNatives FrameTicker.nativeFrames", why);
 }
 
 void DeactivateTiming() {

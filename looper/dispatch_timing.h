@@ -10,8 +10,9 @@
 // Watchdog, while a message runs past sample_after_ms: one stack sample every sample_interval_ms (merged
 // when identical), the pending queue read once the message crosses lag_ms (while the main thread is still
 // stuck, so the queue is the one it is holding back), an `anr_risk` report once it crosses anr_ms.
-// Frames: FrameTicker's natives feed FrameStats; frames after a gap with dropped frames become `frame`
-// records (instants, so that they never show up as "blocked_by").
+// Frames: FrameTicker's natives feed FrameStats (nativeFrame starts a run, nativeFrames reports a batch of
+// frames); a batch with dropped frames becomes a `frame` record (an instant, so that it never shows up as
+// "blocked_by").
 #ifndef JANKPROBE_LOOPER_DISPATCH_TIMING_H_
 #define JANKPROBE_LOOPER_DISPATCH_TIMING_H_
 
@@ -45,6 +46,10 @@ void RetuneTiming(const Config& config);
 // Uninstalls the natives' hooks and waits until no begin/end/frame/watchdog callback is inside the code.
 void DeactivateTiming();
 LooperCounters TimingCounters();
+// Registers FrameTicker.nativeFrames(long, int) on the ticker class (hook/jni registers nativeFrame with
+// the other natives at load). Must succeed before a ticker starts: an unregistered native would throw on
+// the main thread. False with *why otherwise.
+bool RegisterFrameNatives(JNIEnv* env, jclass ticker, std::string* why);
 
 }  // namespace jp::looper
 

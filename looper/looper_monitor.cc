@@ -106,12 +106,14 @@ class LooperMonitor : public hook::MonitorImpl {
   void StartFrames(JNIEnv* env) {
     const jni::FrameRefs& refs = jni::Frames();
     std::string state = "on";
+    std::string why;
     if (!refs.ok) {
       state = "disabled: " + refs.why;
+    } else if (!RegisterFrameNatives(env, refs.ticker, &why)) {
+      state = "disabled: " + why;
     } else {
       jni::ScopedLocalFrame frame(env, 8);
       jobject ticker = env->NewObject(refs.ticker, refs.ticker_ctor);
-      std::string why;
       if (jni::TakeException(env, "new FrameTicker", &why) || !ticker) {
         state = "disabled: " + why;
       } else {

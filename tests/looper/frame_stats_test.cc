@@ -64,5 +64,42 @@ TEST(FrameStatsTest, TooShortOrBackwardsGapsAreIgnored) {
   EXPECT_EQ(f.interval_ns(), FrameStats::kDefaultIntervalNs);
 }
 
+TEST(FrameStatsTest, ABatchOfOnTimeFramesDropsNothingAndShowsTheInterval) {
+  FrameStats f;
+  f.StartRun(1000 * k120);
+  const FrameGap g = f.OnFrames(1064 * k120, 64);
+  EXPECT_TRUE(g.valid);
+  EXPECT_EQ(g.frames, 64u);
+  EXPECT_EQ(g.dropped, 0u);
+  EXPECT_EQ(f.frames(), 65u);
+  EXPECT_EQ(f.interval_ns(), k120);
+}
+
+TEST(FrameStatsTest, ABatchCountsTheIntervalsItsFramesDoNotCover) {
+  FrameStats f;
+  f.StartRun(100 * k60);
+  f.OnFrames(110 * k60, 10);                            // on time: the interval is known
+  const FrameGap g = f.OnFrames(150 * k60 + 200000, 30);  // 40 intervals, 30 frames drawn
+  EXPECT_EQ(g.dropped, 10u);
+  EXPECT_EQ(f.dropped(), 10u);
+  EXPECT_EQ(f.janky_frames(), 1u);
+  EXPECT_EQ(f.frames(), 41u);
+  EXPECT_EQ(f.interval_ns(), k60);
+}
+
+TEST(FrameStatsTest, ANewRunHasNoGapBeforeIt) {
+  // The ticker parked for 10 s: the next run's first frame is not 600 dropped frames.
+  FrameStats f;
+  f.StartRun(100 * k60);
+  f.OnFrames(130 * k60, 30);
+  f.StartRun(730 * k60);
+  EXPECT_EQ(f.dropped(), 0u);
+  const FrameGap g = f.OnFrame(731 * k60);
+  EXPECT_TRUE(g.valid);
+  EXPECT_EQ(g.dropped, 0u);
+  EXPECT_EQ(f.frames(), 33u);
+  EXPECT_EQ(f.interval_ns(), k60);  // the estimate survives the pause
+}
+
 }  // namespace
 }  // namespace jp::looper

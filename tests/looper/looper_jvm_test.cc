@@ -2,8 +2,8 @@
 // Choreographer delivers vsync-aligned frames): jankprobe's printer chains to the app's own, a slow message
 // is reported with a confirmed stack whose key frame is the scripted method, a sleeping one shows wall far
 // above CPU, a printer replaced or cleared by the app is put back within one check period, a simulated ANR
-// lists the slow message in its history and the messages waiting behind it, and a slow message costs the
-// frames its length says.
+// lists the slow message in its history and the messages waiting behind it, a slow message costs the
+// frames its length says, and the frame ticker parks while the main thread is idle and resumes with it.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <unistd.h>
@@ -104,6 +104,47 @@ std::string ExportTrace() {
   ss << in.rdbuf();
   unlink(path);
   return r.ok && r.value.i == 0 ? ss.str() : std::string();
+}
+
+constexpr int64_t kParkAfterFrames = 30;  // FrameTicker.PARK_AFTER_FRAMES
+
+// The stand-in Choreographer's count of frame callbacks run, in every instance.
+int64_t FrameCallbacksRun() {
+  JNIEnv* env = Jvm()->Env();
+  env->PushLocalFrame(8);
+  JavaResult r = Jvm()->CallStatic("android.view.Choreographer", "callbacksRun", "()J");
+  env->PopLocalFrame(nullptr);
+  EXPECT_TRUE(r.ok) << r.why;
+  return r.ok ? static_cast<int64_t>(r.value.j) : -1;
+}
+
+// Waits until no frame callback has run for quiet_ms (the ticker parked); false after timeout_ms.
+bool AwaitNoFrameCallbacks(int64_t quiet_ms, int64_t timeout_ms, int64_t* calls) {
+  const auto t0 = Clock::now();
+  int64_t last = FrameCallbacksRun();
+  auto since = Clock::now();
+  while (MsSince(t0) < static_cast<double>(timeout_ms)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const int64_t now = FrameCallbacksRun();
+    if (now != last) {
+      last = now;
+      since = Clock::now();
+    } else if (MsSince(since) >= static_cast<double>(quiet_ms)) {
+      *calls = now;
+      return true;
+    }
+  }
+  return false;
+}
+
+// An app that is doing something on its main thread, as an animating one does: a quick message every few
+// milliseconds (several per frame) for about ms.
+void StayBusy(int ms) {
+  const auto t0 = Clock::now();
+  while (MsSince(t0) < ms) {
+    Scenario("runQuick", "(I)I", {I(1)});
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  }
 }
 
 class LooperJvmTest : public ::testing::Test {
@@ -314,32 +355,66 @@ TEST_F(LooperJvmTest, SimulatedAnrListsTheSlowMessageAndThePendingOnes) {
 TEST_F(LooperJvmTest, FramesDroppedDuringASlowMessageMatchItsLength) {
   ASSERT_EQ(Scenario("runQuick", "(I)I", {I(1)}), 0);  // whatever ran before has ended and been reported
   Jvm()->CallStatic(kTestApp, "clearReports", "()V");
-  // Let the ticker find the refresh interval.
+  // An animating app: messages every few milliseconds, so the ticker never parks. Let it find the refresh
+  // interval (the ticker hands frames over in batches, so the count moves in steps).
   const auto t0 = Clock::now();
-  while (MsSince(t0) < 2000 && Status().Frames()["frames"].GetInt64() < 20) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  while (MsSince(t0) < 4000 && Status().Frames()["frames"].GetInt64() < 20) StayBusy(50);
   LooperStatus s = Status();
   ASSERT_EQ(std::string(s.Frames()["state"].GetString()), "on") << CallString("status");
   ASSERT_GE(s.Frames()["frames"].GetInt64(), 20) << CallString("status");
   EXPECT_NEAR(s.Frames()["refresh_ms"].GetDouble(), kFrameMs, 0.5);
   const int64_t dropped0 = s.Frames()["dropped"].GetInt64();
-  const int64_t frames0 = s.Frames()["frames"].GetInt64();
 
+  StayBusy(100);  // the slow message starts while the ticker runs
   ASSERT_EQ(Scenario("runSlow", "(J)I", {J(500)}), 0);
   const std::string json = AwaitReport("message_lag", "com.example.app.SlowTask", 3000);
   ASSERT_FALSE(json.empty());
   const double wall = Parse(json)["wall_ms"].GetDouble();
-  // Wait for the frame after it, then compare: the gap over the slow message covers wall / interval frames.
+  // The frame after it ends the gap (reported at once: it is late), which covers wall / interval frames.
   const auto t1 = Clock::now();
-  while (MsSince(t1) < 1000 && Status().Frames()["frames"].GetInt64() < frames0 + 3) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  while (MsSince(t1) < 1000 && Status().Frames()["dropped"].GetInt64() == dropped0) StayBusy(10);
+  StayBusy(50);
   const int64_t dropped = Status().Frames()["dropped"].GetInt64() - dropped0;
   EXPECT_NEAR(static_cast<double>(dropped), wall / kFrameMs, 3) << CallString("status");
   // And the janky frame is a `frame` record in the timeline.
   const std::string trace = ExportTrace();
   EXPECT_NE(trace.find("\"dropped\""), std::string::npos);
+}
+
+TEST_F(LooperJvmTest, IdleLooperParksTheTickerAndAMessageResumesIt) {
+  // Ground truth: the stand-in Choreographer's count of frame callbacks run (the ticker is the only one).
+  const int64_t kQuietMs = 400;  // 24 frames with no callback: parked
+  int64_t quiet_at = 0;
+  ASSERT_TRUE(AwaitNoFrameCallbacks(kQuietMs, 4000, &quiet_at)) << CallString("status");
+  LooperStatus s = Status();
+  const int64_t frames0 = s.Frames()["frames"].GetInt64(), dropped0 = s.Frames()["dropped"].GetInt64();
+  const int64_t calls0 = FrameCallbacksRun();
+
+  // Active: frames are counted; idle again: the ticker stops within kParkAfterFrames of the last message.
+  StayBusy(700);
+  const int64_t calls_busy_end = FrameCallbacksRun();
+  EXPECT_GE(calls_busy_end - calls0, 700 / kFrameMs / 2) << "the ticker did not run while the app was busy";
+  int64_t calls1 = 0;
+  ASSERT_TRUE(AwaitNoFrameCallbacks(kQuietMs, 4000, &calls1)) << "the ticker never parked; " << CallString("status");
+  EXPECT_LE(calls1 - calls_busy_end, kParkAfterFrames + 3);
+  s = Status();
+  // Parked means flushed: the monitor has seen every frame the Choreographer ran for it.
+  EXPECT_EQ(s.Frames()["frames"].GetInt64() - frames0, calls1 - calls0) << CallString("status");
+  // The gap over the first parked period (>= 24 intervals) was not counted as dropped frames.
+  const int64_t dropped1 = s.Frames()["dropped"].GetInt64();
+  EXPECT_LT(dropped1 - dropped0, 10) << CallString("status");
+
+  // One message resumes it; with nothing after it, it parks again.
+  ASSERT_EQ(Scenario("runQuick", "(I)I", {I(1)}), 0);
+  const auto t0 = Clock::now();
+  while (MsSince(t0) < 1000 && FrameCallbacksRun() == calls1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_GT(FrameCallbacksRun(), calls1) << "a message did not resume the ticker";
+  int64_t calls2 = 0;
+  ASSERT_TRUE(AwaitNoFrameCallbacks(kQuietMs, 4000, &calls2)) << CallString("status");
+  EXPECT_LE(calls2 - calls1, kParkAfterFrames + 3);
+  s = Status();
+  EXPECT_EQ(s.Frames()["frames"].GetInt64() - frames0, calls2 - calls0) << CallString("status");
+  EXPECT_LT(s.Frames()["dropped"].GetInt64() - dropped1, 10) << "the parked gap counted as dropped frames";
 }
 
 TEST_F(LooperJvmTest, SwitchedOffItPutsBackThePrinterItChainedToAndOnAgainItChainsAgain) {

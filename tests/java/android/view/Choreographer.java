@@ -8,6 +8,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Stand-in for android.view.Choreographer: one per Looper thread. postFrameCallback schedules one vsync
@@ -43,6 +44,11 @@ public final class Choreographer {
     }
   });
 
+  // Test ground truth across every instance: frames delivered (vsyncs whose doFrame ran) and frame
+  // callbacks run. Not in the platform class.
+  private static final AtomicLong sFramesDelivered = new AtomicLong();
+  private static final AtomicLong sCallbacksRun = new AtomicLong();
+
   private final Handler mHandler;
   private final Object mLock = new Object();
   private final ArrayList<FrameCallback> mCallbacks = new ArrayList<>();
@@ -76,6 +82,10 @@ public final class Choreographer {
       return mSkippedFrames;
     }
   }
+
+  public static long framesDelivered() { return sFramesDelivered.get(); }
+
+  public static long callbacksRun() { return sCallbacksRun.get(); }
 
   private void scheduleFrameLocked() {
     if (mFrameScheduled) return;
@@ -117,6 +127,8 @@ public final class Choreographer {
       callbacks = new ArrayList<>(mCallbacks);
       mCallbacks.clear();
     }
+    sFramesDelivered.incrementAndGet();
+    sCallbacksRun.addAndGet(callbacks.size());
     for (FrameCallback c : callbacks) c.doFrame(frameTimeNanos);
   }
 }
