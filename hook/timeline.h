@@ -181,6 +181,15 @@ class Timeline {
   Timeline() = default;
   bool Map(void* base, uint64_t size, const layout::RegionLayout& l, const Options& options);
   uint64_t Drop(uint64_t ticket, bool announce) noexcept;
+  // The slot seq that lets ticket take its slot: the commit of the same slot's previous ticket (0, never
+  // written, on the first lap).
+  uint64_t FreeSeq(uint64_t ticket) const noexcept { return ticket > mask_ ? 2 * (ticket - mask_ - 1) + 2 : 0; }
+  // Slow path: the slot shows an older lap's commit (or none); free if every ticket of the slot since was
+  // skipped. Returns this slot's skipped tickets below ticket when free, else kSlotHeld.
+  static constexpr uint64_t kSlotHeld = UINT64_MAX;
+  __attribute__((noinline, cold)) uint64_t SkipsFreeSlot(uint64_t ticket, uint64_t seq) const noexcept;
+  // Takes a ticket without a record (its slot was held): counts and announces it.
+  __attribute__((noinline, cold)) uint64_t Skip(uint64_t ticket, uint64_t seq) noexcept;
   bool WasDropped(uint64_t ticket) const noexcept;
 
   layout::Header* header_ = nullptr;
@@ -195,6 +204,10 @@ class Timeline {
   // older ticket, and without this list a reader could not tell them from writers still on their way.
   // Process-local (recovery needs no cursor). Entries a lap old are reused.
   std::atomic<uint64_t> dropped_tickets_[kDroppedTicketSlots] = {};
+  // Per slot, how many of its tickets were skipped so far (see SkipsFreeSlot). Process-local like the list
+  // above: recovery needs only seq and head. Its own anonymous mapping, so pages nobody skipped in stay
+  // untouched.
+  std::atomic<uint32_t>* skip_counts_ = nullptr;
 };
 
 }  // namespace jp::hook

@@ -22,8 +22,18 @@ inline uint16_t ArgWord(const EventArg& a) {
                                (a.key & layout::kArgKeyMask));
 }
 
-inline RecordWords EncodeEvent(const Event& e, uint64_t ticket) {
-  RecordWords w;
+// Everything but the ticket: checksum holds the payload hash until FinishEncoding mixes the ticket in.
+struct PendingRecord {
+  uint64_t ts_ns;
+  uint64_t dur_ns;
+  uint64_t v[4];
+  uint64_t ids;
+  uint64_t arg_words;
+  uint64_t payload_hash;
+};
+
+inline PendingRecord EncodePayload(const Event& e) {
+  PendingRecord w;
   w.ts_ns = e.ts_ns;
   w.dur_ns = e.dur_ns;
   static_assert(kMaxArgs == 4, "the record holds four argument words");
@@ -33,8 +43,14 @@ inline RecordWords EncodeEvent(const Event& e, uint64_t ticket) {
     w.arg_words |= uint64_t{ArgWord(e.args[i])} << (16 * i);
   }
   w.ids = uint64_t{e.tid} | uint64_t{static_cast<uint16_t>(e.kind)} << 32 | uint64_t{e.name} << 48;
-  w.checksum = layout::RecordChecksum(ticket, w.ts_ns, w.dur_ns, w.v, w.ids, w.arg_words);
+  w.payload_hash = layout::PayloadHash(w.ts_ns, w.dur_ns, w.v, w.ids, w.arg_words);
   return w;
+}
+
+inline RecordWords EncodeEvent(const Event& e, uint64_t ticket) {
+  const PendingRecord p = EncodePayload(e);
+  return {p.ts_ns, p.dur_ns, {p.v[0], p.v[1], p.v[2], p.v[3]}, p.ids, p.arg_words,
+          layout::FinishChecksum(p.payload_hash, ticket)};
 }
 
 inline bool ChecksumMatches(const RecordWords& w, uint64_t ticket) {

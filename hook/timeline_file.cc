@@ -143,8 +143,20 @@ void DecodeImage(const std::vector<unsigned char>& bytes, RecoveredTimeline* out
     if (r.seq == 0) continue;  // never written
     const uint64_t ticket = r.seq / 2 - 1;
     const RecordWords w = LoadRecordWords(r);
-    // Odd: the writer was killed mid-record. Misplaced or beyond head: corrupt. Else the checksum decides.
-    if (r.seq % 2 != 0 || (ticket & mask) != i || ticket >= h.head || !ChecksumMatches(w, ticket)) {
+    // Misplaced, beyond head or odd: corrupt. Else the checksum decides.
+    if (r.seq % 2 != 0 || (ticket & mask) != i || ticket >= h.head) {
+      ++out->torn;
+      continue;
+    }
+    // The next lap's ticket of this slot was taken: its writer (killed mid-record: writers do not mark a
+    // slot before writing it, the head says they own it) may have overwritten part of this record. Kept
+    // never, counted torn when the check shows damage (an intact one was merely overwritten-in-waiting,
+    // behind a skipped ticket, and a lap old like any overwritten record).
+    if (ticket + h.capacity < h.head) {
+      if (!ChecksumMatches(w, ticket)) ++out->torn;
+      continue;
+    }
+    if (!ChecksumMatches(w, ticket)) {
       ++out->torn;
       continue;
     }
@@ -226,6 +238,10 @@ bool Timeline::Map(void* base, uint64_t size, const layout::RegionLayout& l, con
   ring_ = reinterpret_cast<layout::Record*>(bytes + l.ring_offset);
   mask_ = o.capacity - 1;
   region_size_ = size;
+  void* counts = mmap(nullptr, uint64_t{o.capacity} * sizeof(std::atomic<uint32_t>), PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (counts == MAP_FAILED) return false;
+  skip_counts_ = static_cast<std::atomic<uint32_t>*>(counts);  // zero-filled: no skips yet
   StringTableStorage s;
   s.slots = reinterpret_cast<uint64_t*>(bytes + l.intern_offset);
   s.slot_count = o.intern_slots;
@@ -255,7 +271,10 @@ std::unique_ptr<Timeline> Timeline::Create(const Options& options, std::string* 
     *error = Errno("mmap " + std::to_string(l.total) + " bytes for the timeline");
     return nullptr;
   }
-  t->Map(base, l.total, l, options);
+  if (!t->Map(base, l.total, l, options)) {
+    *error = Errno("mmap the timeline's skip counts");
+    return nullptr;
+  }
   return t;
 }
 
@@ -304,12 +323,16 @@ std::unique_ptr<Timeline> Timeline::Open(const std::string& path, const Options&
   }
   t->fd_ = fd;
   t->path_ = path;
-  t->Map(base, l.total, l, options);
+  if (!t->Map(base, l.total, l, options)) {
+    *error = Errno("mmap the timeline's skip counts");
+    return nullptr;
+  }
   return t;
 }
 
 Timeline::~Timeline() {
   if (header_ != nullptr) munmap(header_, region_size_);
+  if (skip_counts_ != nullptr) munmap(skip_counts_, (uint64_t{mask_} + 1) * sizeof(std::atomic<uint32_t>));
   if (fd_ >= 0) close(fd_);
 }
 

@@ -15,21 +15,22 @@
 namespace jp::hook::layout {
 
 constexpr char kMagic[8] = {'J', 'P', 'T', 'L', 'R', 'I', 'N', 'G'};
-constexpr uint32_t kVersion = 3;
+constexpr uint32_t kVersion = 4;  // 4: checksum = payload hash finished with the ticket
 
 // One event, 80 bytes. Every field is a u64 so a reader can copy a record word by word with relaxed atomic
 // loads (a seqlock reader must not use plain loads on data a writer may be changing). Four arguments are
 // what an input record needs (fd, seq, dispatch_ms, consume_ms) next to its name and duration; the default
 // ring is 4096 records so that it and the string table stay under 512 KB resident.
 struct Record {
-  uint64_t seq;           // commit marker: 0 never written, 2t+1 while ticket t is written, 2t+2 committed;
-                          // only ever grows (taken with a CAS), so a stalled writer cannot roll it back
+  uint64_t seq;           // commit marker: 0 never written, 2t+2 once ticket t is committed; only ever grows
+                          // (odd values are never written now; readers still treat them as in flight)
+  uint64_t check;         // checksum (low 32 bits); the high half counts this slot's skipped tickets below
+                          // this one (see Timeline::SkipsFreeSlot). Next to seq so that they share a line.
   uint64_t ts_ns;         // CLOCK_MONOTONIC start of the event
   uint64_t dur_ns;        // 0 for instants
   uint64_t arg_value[4];  // i64, double bits or string id, as the arg word's type says
   uint64_t ids;           // tid (32) | kind << 32 (16) | name id << 48 (16)
   uint64_t keys;          // arg words 0..3, 16 bits each
-  uint64_t check;         // checksum (low 32 bits); the high half is zero
 };
 static_assert(sizeof(Record) == 80, "the file format depends on the record size");
 
@@ -92,25 +93,37 @@ bool ComputeLayout(uint32_t capacity, uint32_t intern_slots, uint32_t arena_byte
                    std::string* error);
 
 // 32-bit check over a record's payload and its ticket, stored in the commit. It is what tells a recovered
-// record from a torn one (killed mid-write, or damaged on disk). It is
-// a multiply-mix over whole words rather than FNV/CRC over bytes: it has to fit the ~10 ns append budget,
-// and the eight products are independent so they overlap in the pipeline.
-inline uint32_t RecordChecksum(uint64_t ticket, uint64_t ts_ns, uint64_t dur_ns, const uint64_t (&v)[4],
-                               uint64_t ids, uint64_t arg_words) {
+// record from a torn one (killed mid-write, or damaged on disk). It is a multiply-mix over whole words
+// rather than FNV/CRC over bytes: it has to fit the ~10 ns append budget, and the eight products are
+// independent so they overlap in the pipeline. It comes in two steps because the append computes the
+// payload hash before it has a ticket (that work then overlaps the locked instruction that takes the
+// ticket) and mixes the ticket in after; the ticket is what makes a previous lap's record in the same
+// slot fail the check.
+inline uint64_t PayloadHash(uint64_t ts_ns, uint64_t dur_ns, const uint64_t (&v)[4], uint64_t ids,
+                            uint64_t arg_words) {
   uint64_t a = (ts_ns + 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
   uint64_t b = (dur_ns + 0xD6E8FEB86659FD93ull) * 0x94D049BB133111EBull;
   uint64_t c = (v[0] + 0xA0761D6478BD642Full) * 0xE7037ED1A0B428DBull;
   uint64_t d = (v[1] + 0x8EBC6AF09C88C6E3ull) * 0x589965CC75374CC3ull;
   uint64_t c2 = (v[2] + 0x1B873593CC9E2D51ull) * 0x85EBCA77C2B2AE63ull;
   uint64_t d2 = (v[3] + 0x27D4EB2F165667C5ull) * 0xC2B2AE3D27D4EB4Full;
-  uint64_t e = (ids ^ ticket) * 0x1D8E4E27C47D124Full;
-  uint64_t f = ((arg_words ^ (ticket >> 32)) + 0x2545F4914F6CDD1Dull) * 0xFF51AFD7ED558CCDull;
-  uint64_t h = a ^ ((b << 17) | (b >> 47)) ^ ((c << 31) | (c >> 33)) ^ ((d << 43) | (d >> 21)) ^ e ^
-               ((f << 7) | (f >> 57)) ^ ((c2 << 11) | (c2 >> 53)) ^ ((d2 << 53) | (d2 >> 11));
+  uint64_t e = (ids + 0x3C6EF372FE94F82Bull) * 0x1D8E4E27C47D124Full;
+  uint64_t f = (arg_words + 0x2545F4914F6CDD1Dull) * 0xFF51AFD7ED558CCDull;
+  return a ^ ((b << 17) | (b >> 47)) ^ ((c << 31) | (c >> 33)) ^ ((d << 43) | (d >> 21)) ^ e ^
+         ((f << 7) | (f >> 57)) ^ ((c2 << 11) | (c2 >> 53)) ^ ((d2 << 53) | (d2 >> 11));
+}
+
+inline uint32_t FinishChecksum(uint64_t payload_hash, uint64_t ticket) {
+  uint64_t h = payload_hash ^ ((ticket + 0x632BE59BD9B4E019ull) * 0x9E6C63D0676A9A99ull);
   h ^= h >> 32;
   h *= 0xC4CEB9FE1A85EC53ull;
   h ^= h >> 29;
   return static_cast<uint32_t>(h);
+}
+
+inline uint32_t RecordChecksum(uint64_t ticket, uint64_t ts_ns, uint64_t dur_ns, const uint64_t (&v)[4],
+                               uint64_t ids, uint64_t arg_words) {
+  return FinishChecksum(PayloadHash(ts_ns, dur_ns, v, ids, arg_words), ticket);
 }
 
 inline uint64_t LoadRelaxed(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }

@@ -28,34 +28,79 @@ const char* EventKindName(EventKind kind) {
 pid_t CurrentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
 uint64_t Timeline::Append(const Event& event) noexcept {
-  // Relaxed is enough for the ticket: it only picks the slot; the slot's seq carries the ordering.
-  const uint64_t ticket = __atomic_fetch_add(&header_->head, 1, __ATOMIC_RELAXED);
-  layout::Record& r = ring_[ticket & mask_];
-  const RecordWords w = EncodeEvent(event, ticket);
-  const uint64_t writing = 2 * ticket + 1;
+  // One locked instruction per append: the CAS that moves the head past our ticket is also what makes the
+  // slot ours. It is tried only after the slot showed that all its earlier tickets are finished: the
+  // previous lap's commit, or an older commit followed only by skipped tickets (SkipsFreeSlot). No other
+  // writer can take the slot until we commit: the next lap's writer waits for our commit value, and a
+  // writer with a stale head fails the CAS. A writer that finds its slot held by a writer stalled
+  // mid-record (or, in a damaged ring, already past its lap) takes its ticket all the same, with the same
+  // CAS, and skips it: its record is dropped (counted) instead of waiting or touching the slot.
+  PendingRecord w = EncodePayload(event);
+  // The hash is only used after the CAS, and the compiler would sink it there, into the shadow of the
+  // locked instruction; computed before, it overlaps it (9.4 instead of 10.7 ns here).
+  __asm__("" : "+r"(w.payload_hash));
+  uint64_t ticket = layout::LoadRelaxed(&header_->head);
+  for (;;) {
+    layout::Record& r = ring_[ticket & mask_];
+    const uint64_t seq = layout::LoadAcquire(&r.seq);
+    // This slot's skipped tickets below ours (kept in the check word's high half), or kSlotHeld.
+    const uint64_t skips_before =
+        seq == FreeSeq(ticket) ? layout::LoadRelaxed(&r.check) >> 32 : SkipsFreeSlot(ticket, seq);
+    if (__atomic_compare_exchange_n(&header_->head, &ticket, ticket + 1, false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED)) {
+      if (skips_before == kSlotHeld) return Skip(ticket, seq);
+      // No odd "writing" seq: the head already says the ticket is taken, and readers and recovery check
+      // the head after copying a slot (a copy of ticket t is kept only while head <= t + capacity). The
+      // release fence orders the head CAS before every data word, so whoever sees any of our data also
+      // sees our ticket in the head.
+      __atomic_thread_fence(__ATOMIC_RELEASE);
+      layout::StoreRelaxed(&r.ts_ns, w.ts_ns);
+      layout::StoreRelaxed(&r.dur_ns, w.dur_ns);
+      layout::StoreRelaxed(&r.arg_value[0], w.v[0]);
+      layout::StoreRelaxed(&r.arg_value[1], w.v[1]);
+      layout::StoreRelaxed(&r.arg_value[2], w.v[2]);
+      layout::StoreRelaxed(&r.arg_value[3], w.v[3]);
+      layout::StoreRelaxed(&r.ids, w.ids);
+      layout::StoreRelaxed(&r.keys, w.arg_words);
+      layout::StoreRelaxed(&r.check, skips_before << 32 | layout::FinishChecksum(w.payload_hash, ticket));
+      layout::StoreRelease(&r.seq, 2 * ticket + 2);  // commit
+      return ticket;
+    }
+    // Another writer moved the head (the failed CAS loaded it into ticket): look at the new slot.
+  }
+}
 
-  // Take the slot with a CAS, only from an even (committed or empty) seq of an older ticket:
-  // - seq already at or past ours: a later lap owns the slot (this writer was preempted for a whole lap).
-  //   Writing would roll the slot back and hide that later record, so drop ours; readers count it lost.
-  // - seq odd: an older writer stalled mid-record still owns it. Taking over would let its late stores
-  //   scribble over our record, so drop ours and say so in the drop list, or readers would wait for it.
-  // While the seq is our odd value nobody else changes it, so the data and the commit need no CAS.
-  uint64_t seq = layout::LoadRelaxed(&r.seq);
-  do {
-    if (seq >= writing) return Drop(ticket, /*announce=*/false);
-    if (seq & 1) return Drop(ticket, /*announce=*/true);
-  } while (!__atomic_compare_exchange_n(&r.seq, &seq, writing, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-  // Seqlock writer: the odd seq must be visible before any data word, so a reader that saw new data
-  // also sees a seq that no longer matches the one it started with.
-  __atomic_thread_fence(__ATOMIC_RELEASE);
-  layout::StoreRelaxed(&r.ts_ns, w.ts_ns);
-  layout::StoreRelaxed(&r.dur_ns, w.dur_ns);
-  for (int i = 0; i < 4; ++i) layout::StoreRelaxed(&r.arg_value[i], w.v[i]);
-  layout::StoreRelaxed(&r.ids, w.ids);
-  layout::StoreRelaxed(&r.keys, w.arg_words);
-  layout::StoreRelaxed(&r.check, w.checksum);
-  layout::StoreRelease(&r.seq, writing + 1);  // commit
-  return ticket;
+uint64_t Timeline::SkipsFreeSlot(uint64_t ticket, uint64_t seq) const noexcept {
+  // The slot shows the commit of ticket w older than the previous lap (or no commit at all). Its tickets
+  // between w and ours never wrote it (seq only grows), so each was skipped or was taken by a writer that
+  // has not committed yet, which we cannot see. The per-slot skip count tells them apart: w's record holds
+  // the number of this slot's skips below w, and if the count now is that plus every ticket in between,
+  // there is no such writer. Skippers count after taking their ticket, so a count can lag (we then skip
+  // too, wrongly but safely) but never runs ahead. Counts are 32-bit and compared modulo 2^32.
+  const uint64_t capacity = uint64_t{mask_} + 1;
+  const uint32_t slot = static_cast<uint32_t>(ticket & mask_);
+  uint64_t base_skips = 0, between = 0;
+  if (seq == 0) {
+    between = ticket / capacity;  // every earlier ticket of this slot
+  } else {
+    if (seq & 1) return kSlotHeld;  // a writer is mid-record (only a damaged ring or an older layout has this)
+    const uint64_t w = seq / 2 - 1;
+    if ((w & mask_) != slot || w + capacity >= ticket) return kSlotHeld;  // not an older lap: damaged
+    const layout::Record& r = ring_[slot];
+    base_skips = layout::LoadRelaxed(&r.check) >> 32;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (layout::LoadRelaxed(&r.seq) != seq) return kSlotHeld;  // moved on meanwhile: look again next time
+    between = (ticket - w) / capacity - 1;
+  }
+  const uint32_t counted = skip_counts_[slot].load(std::memory_order_acquire);
+  if (counted != static_cast<uint32_t>(base_skips + between)) return kSlotHeld;
+  return counted;
+}
+
+uint64_t Timeline::Skip(uint64_t ticket, uint64_t seq) noexcept {
+  skip_counts_[ticket & mask_].fetch_add(1, std::memory_order_release);
+  // A slot already showing a later lap needs no announcement: readers count that ticket lost by its seq.
+  return Drop(ticket, /*announce=*/seq < 2 * ticket + 1);
 }
 
 uint64_t Timeline::Drop(uint64_t ticket, bool announce) noexcept {
@@ -70,7 +115,7 @@ uint64_t Timeline::Drop(uint64_t ticket, bool announce) noexcept {
       return kNotCommitted;
     }
   }
-  // More writers stalled mid-record at once than entries: readers wait at this ticket until it is a lap old.
+  // More skipped tickets at once than entries: readers wait at this ticket until it is a lap old.
   return kNotCommitted;
 }
 
@@ -110,7 +155,9 @@ TimelineRead Timeline::Read(uint64_t from) const {
     }
     const RecordWords w = LoadRecordWords(r);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (layout::LoadRelaxed(&r.seq) != seq1) {  // overwritten while we copied
+    // Overwritten while we copied: the next lap's writer took the slot (it stores no mark before its data,
+    // but it took its ticket before: if we saw any of its data, the head shows that ticket; see Append).
+    if (layout::LoadRelaxed(&r.seq) != seq1 || layout::LoadRelaxed(&header_->head) > t + capacity) {
       ++out.lost;
       continue;
     }

@@ -193,6 +193,62 @@ TEST(TimelineRing, WriterFindingItsSlotHeldDropsItsRecordAndReadersGoOn) {
   }
 }
 
+// A writer that took its ticket and was then preempted for several laps before writing anything leaves no
+// mark in its slot (the slot still shows the previous lap's commit). The next laps' writers must not take
+// that slot (they skip their tickets, counted and announced), and once the stalled writer commits the
+// slot must come back into use: the skip count shows every ticket between was skipped.
+TEST(TimelineRing, SlotOfAWriterStalledForLapsIsSkippedThenReused) {
+  auto t = MakeTimeline(16);
+  for (uint64_t i = 0; i < 20; ++i) t->Append(Pattern(1, i));
+  // Ticket 19 (slot 3) "taken but not written yet": the slot shows ticket 3's commit again.
+  layout::Record& r3 = RingOf(*t)[3];
+  const layout::Record written19 = r3;
+  r3.seq = 2 * 3 + 2;
+  constexpr uint64_t kStalledLaps = 6;  // more laps than any fixed look-back would cover
+  uint64_t next = 20;
+  std::vector<uint64_t> dropped;
+  for (; next < 20 + 16 * kStalledLaps; ++next) {
+    if (t->Append(Pattern(1, next)) == Timeline::kNotCommitted) dropped.push_back(next);
+  }
+  ASSERT_EQ(dropped.size(), kStalledLaps);
+  for (uint64_t lap = 0; lap < kStalledLaps; ++lap) EXPECT_EQ(dropped[lap], 35 + 16 * lap);
+  EXPECT_EQ(t->dropped(), kStalledLaps);
+  // Readers do not wait for the skipped tickets; ticket 19 is a lap old by now and counted lost.
+  TimelineRead mid = t->Snapshot();
+  EXPECT_EQ(mid.next_ticket, next);
+  EXPECT_EQ(mid.events.size(), 15u);  // the last lap minus its skipped ticket
+  for (const Event& e : mid.events) EXPECT_TRUE(MatchesPattern(e) && e.ts_ns == e.ticket);
+
+  r3 = written19;  // the stalled writer commits at last
+  const uint64_t resumed_at = next;
+  for (; next < resumed_at + 3 * 16; ++next) {
+    EXPECT_EQ(t->Append(Pattern(1, next)), next) << "slot 3 must be usable again";
+  }
+  EXPECT_EQ(t->dropped(), kStalledLaps);
+  TimelineRead r = t->Snapshot();
+  EXPECT_EQ(r.next_ticket, next);
+  ASSERT_EQ(r.events.size(), 16u);
+  EXPECT_EQ(r.lost, next - 16);
+  for (const Event& e : r.events) EXPECT_TRUE(MatchesPattern(e) && e.ts_ns == e.ticket);
+}
+
+// A writer of the next lap that took its slot's ticket but has not stored its record (killed there, or
+// not scheduled yet) must make a reader drop what it copied from that slot: nothing marks the slot, the
+// head does. Here the head is moved by hand past ticket 4's lap.
+TEST(TimelineRing, ReaderDropsASlotWhoseNextLapTicketIsTaken) {
+  auto t = MakeTimeline(16);
+  for (uint64_t i = 0; i < 16; ++i) t->Append(Pattern(1, i));
+  TimelineRead all = t->Read(4);
+  EXPECT_EQ(all.events.size(), 12u);
+  auto* h = static_cast<layout::Header*>(const_cast<void*>(t->region()));
+  h->head = 21;  // tickets 16..20 taken, none written: slots 0..4 show the previous lap
+  TimelineRead r = t->Read(4);
+  EXPECT_EQ(r.next_ticket, 16u) << "stops at the first ticket not committed";
+  EXPECT_EQ(r.lost, 1u) << "ticket 4 may be half overwritten";
+  ASSERT_EQ(r.events.size(), 11u);
+  EXPECT_EQ(r.events.front().ticket, 5u);
+}
+
 // Several producers, one reader reading as they go. Every record read must be intact, each producer's
 // records must come back in its own order, and appended == read + lost exactly.
 void RunProducersAgainstReader(uint32_t capacity, int producers, uint64_t per_producer) {
@@ -260,6 +316,9 @@ void RunProducersAgainstReader(uint32_t capacity, int producers, uint64_t per_pr
 
 TEST(TimelineRing, ProducersAndReaderSmallRingHeavyLoss) { RunProducersAgainstReader(64, 3, 1000000); }
 TEST(TimelineRing, ProducersAndReaderDefaultRing) { RunProducersAgainstReader(8192, 2, 1000000); }
+// More producers than cores on the smallest ring: writers are preempted mid-record for whole laps, so
+// slots get skipped and must come back (the final snapshot must hold a full ring).
+TEST(TimelineRing, ProducersAndReaderTinyRingPreempted) { RunProducersAgainstReader(16, 4, 300000); }
 
 }  // namespace
 }  // namespace jp::hook
