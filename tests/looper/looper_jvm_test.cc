@@ -3,7 +3,8 @@
 // is reported with a confirmed stack whose key frame is the scripted method, a sleeping one shows wall far
 // above CPU, a printer replaced or cleared by the app is put back within one check period, a simulated ANR
 // lists the slow message in its history and the messages waiting behind it, a slow message costs the
-// frames its length says, and the frame ticker parks while the main thread is idle and resumes with it.
+// frames its length says, and the frame ticker parks while the main thread is idle and resumes when it gets
+// busy.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <unistd.h>
@@ -137,12 +138,12 @@ bool AwaitNoFrameCallbacks(int64_t quiet_ms, int64_t timeout_ms, int64_t* calls)
   return false;
 }
 
-// An app that is doing something on its main thread, as an animating one does: a quick message every few
-// milliseconds (several per frame) for about ms.
+// An app that keeps its main thread busy, as an animating one does: a 6 ms message every few milliseconds
+// (over a quarter of every frame, so the frame ticker does not park) for about ms.
 void StayBusy(int ms) {
   const auto t0 = Clock::now();
   while (MsSince(t0) < ms) {
-    Scenario("runQuick", "(I)I", {I(1)});
+    Scenario("runSlow", "(J)I", {J(6)});
     std::this_thread::sleep_for(std::chrono::milliseconds(3));
   }
 }
@@ -355,7 +356,7 @@ TEST_F(LooperJvmTest, SimulatedAnrListsTheSlowMessageAndThePendingOnes) {
 TEST_F(LooperJvmTest, FramesDroppedDuringASlowMessageMatchItsLength) {
   ASSERT_EQ(Scenario("runQuick", "(I)I", {I(1)}), 0);  // whatever ran before has ended and been reported
   Jvm()->CallStatic(kTestApp, "clearReports", "()V");
-  // An animating app: messages every few milliseconds, so the ticker never parks. Let it find the refresh
+  // An animating app: the main thread busy every frame, so the ticker never parks. Let it find the refresh
   // interval (the ticker hands frames over in batches, so the count moves in steps).
   const auto t0 = Clock::now();
   while (MsSince(t0) < 4000 && Status().Frames()["frames"].GetInt64() < 20) StayBusy(50);
@@ -384,13 +385,12 @@ TEST_F(LooperJvmTest, FramesDroppedDuringASlowMessageMatchItsLength) {
 TEST_F(LooperJvmTest, IdleLooperParksTheTickerAndAMessageResumesIt) {
   // Ground truth: the stand-in Choreographer's count of frame callbacks run (the ticker is the only one).
   const int64_t kQuietMs = 400;  // 24 frames with no callback: parked
-  int64_t quiet_at = 0;
-  ASSERT_TRUE(AwaitNoFrameCallbacks(kQuietMs, 4000, &quiet_at)) << CallString("status");
+  int64_t calls0 = 0;
+  ASSERT_TRUE(AwaitNoFrameCallbacks(kQuietMs, 4000, &calls0)) << CallString("status");
   LooperStatus s = Status();
   const int64_t frames0 = s.Frames()["frames"].GetInt64(), dropped0 = s.Frames()["dropped"].GetInt64();
-  const int64_t calls0 = FrameCallbacksRun();
 
-  // Active: frames are counted; idle again: the ticker stops within kParkAfterFrames of the last message.
+  // Busy: frames are counted; idle again: the ticker stops within kParkAfterFrames of the last busy message.
   StayBusy(700);
   const int64_t calls_busy_end = FrameCallbacksRun();
   EXPECT_GE(calls_busy_end - calls0, 700 / kFrameMs / 2) << "the ticker did not run while the app was busy";
@@ -404,11 +404,15 @@ TEST_F(LooperJvmTest, IdleLooperParksTheTickerAndAMessageResumesIt) {
   const int64_t dropped1 = s.Frames()["dropped"].GetInt64();
   EXPECT_LT(dropped1 - dropped0, 10) << CallString("status");
 
-  // One message resumes it; with nothing after it, it parks again.
-  ASSERT_EQ(Scenario("runQuick", "(I)I", {I(1)}), 0);
+  // Quick messages (far below a quarter frame) leave it parked.
+  ASSERT_EQ(Scenario("runQuick", "(I)I", {I(5)}), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(FrameCallbacksRun(), calls1) << "quick messages woke the ticker";
+  // A message that keeps the main thread busy for a frame resumes it; with nothing after it, it parks again.
+  ASSERT_EQ(Scenario("runSlow", "(J)I", {J(20)}), 0);
   const auto t0 = Clock::now();
   while (MsSince(t0) < 1000 && FrameCallbacksRun() == calls1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  EXPECT_GT(FrameCallbacksRun(), calls1) << "a message did not resume the ticker";
+  EXPECT_GT(FrameCallbacksRun(), calls1) << "a busy message did not resume the ticker";
   int64_t calls2 = 0;
   ASSERT_TRUE(AwaitNoFrameCallbacks(kQuietMs, 4000, &calls2)) << CallString("status");
   EXPECT_LE(calls2 - calls1, kParkAfterFrames + 3);

@@ -7,15 +7,20 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A Choreographer frame callback on the main thread that re-posts itself every frame while the main thread
- * is active, so the native side sees the frame gaps: a gap longer than one refresh interval is dropped
+ * has work, so the native side sees the frame gaps: a gap longer than one refresh interval is dropped
  * frames.
  *
- * It parks when the main thread is idle: after PARK_AFTER_FRAMES on-time frames in a row with no message
- * but the frame's own in between, it stops re-posting (an idle app would otherwise wake the main thread and
- * keep vsync requested 60 times a second for nothing). LooperPrinter calls onDispatch() before every
- * message; the first one while parked resumes the ticker, and the run starts afresh (the gap over the parked
- * period is not a jank). A slow message that starts while parked is still covered: its report estimates the
- * frames it cost from its wall time.
+ * It parks while the main thread is idle or nearly so: after PARK_AFTER_FRAMES on-time frames in a row,
+ * each with the main thread busy for less than a quarter of a frame since the previous one, it stops
+ * re-posting (otherwise it would wake the main thread, and on a phone keep vsync requested, 60 times a
+ * second for nothing: a quick message now and then cannot make a frame late). LooperPrinter tells it about
+ * every message (onDispatchBegin / onDispatchEnd). While parked it resumes when
+ * - a Choreographer frame is dispatched (the app draws: the frames that can be dropped are being made), or
+ * - the messages of the last interval kept the main thread busy for a quarter of a frame or more (the app
+ *   got busy: the next frames may be late).
+ * A resumed ticker starts a new run: the gap over the parked period is not a jank. Frames lost inside a
+ * slow message that started while parked are still estimated from its wall time in its report
+ * (frames_lost_estimate).
  *
  * Frames are counted here and handed to the native side in batches, not one JNI call per frame:
  * nativeFrame(t) for the first frame of a run, nativeFrames(t, n) for n frames since the previous call, the
@@ -28,16 +33,19 @@ import java.util.concurrent.atomic.AtomicReference;
  * is per-Looper, the Printer runs on the Looper's thread).
  */
 public final class FrameTicker implements Choreographer.FrameCallback {
-  /** On-time frames in a row, with no other message, after which the ticker parks (0.5 s at 60 Hz). */
+  /** Quiet on-time frames in a row after which the ticker parks (0.5 s at 60 Hz). */
   public static final int PARK_AFTER_FRAMES = 30;
   /** At most this many frames counted before the native side hears of them. */
   public static final int FLUSH_EVERY = 64;
-  private static final long MIN_GAP_NANOS = 4_000_000L;  // two callbacks for one vsync: not a gap
+  private static final long MIN_GAP_NANOS = 4_000_000L;         // two callbacks for one vsync: not a gap
+  private static final long DEFAULT_INTERVAL_NANOS = 16_666_667L;  // until a gap says otherwise
+  private static final long MAX_INTERVAL_NANOS = 50_000_000L;      // no display is slower than 20 Hz
+  private static final String CHOREOGRAPHER_FRAME = "Choreographer$FrameDisplayEventReceiver";
 
   private static native void nativeFrame(long frameTimeNanos);
   private static native void nativeFrames(long frameTimeNanos, int frames);
 
-  /** The running ticker, for the printer's onDispatch (null when none). */
+  /** The running ticker, for the printer's hooks (null when none). */
   private static final AtomicReference<FrameTicker> sActive = new AtomicReference<>();
 
   private volatile boolean running;
@@ -45,11 +53,14 @@ public final class FrameTicker implements Choreographer.FrameCallback {
   // Main thread only.
   private boolean posted;           // a frame callback of ours is waiting in the Choreographer
   private boolean parked;
-  private int messages;             // messages dispatched since the previous frame (the frame's own included)
+  private long dispatchStart;       // System.nanoTime() at the current message's begin
+  private long busySinceFrame;      // main-thread time in messages since the previous frame
+  private long busyWindowStart;     // parked: the load window's start, and the time busy in it
+  private long busyInWindow;
   private long lastFrameNanos;      // the previous frame of this run; 0: the next frame starts a run
   private int unreported;           // on-time frames counted since the last native call
-  private int onTimeRun;            // on-time frames in a row with no other message
-  private long shortestGap;         // "on time" is below 1.5 times this
+  private int quietRun;             // quiet on-time frames in a row
+  private long shortestGap;         // "on time" is below 1.5 times this (0: not known, the default)
   private long windowShortestGap;   // the shortest gap of the current window of FLUSH_EVERY frames
   private int windowFrames;
 
@@ -72,42 +83,69 @@ public final class FrameTicker implements Choreographer.FrameCallback {
     sActive.compareAndSet(this, null);
   }
 
-  /** LooperPrinter, main thread, before each message is dispatched. */
-  static void onDispatch() {
+  /** LooperPrinter, main thread, before a message is dispatched (line: Looper's ">>>>> Dispatching"). */
+  static void onDispatchBegin(String line) {
     final FrameTicker t = sActive.get();
     if (t == null) return;
-    t.messages++;
-    if (t.parked && t.running) t.resume();
+    t.dispatchStart = System.nanoTime();
+    if (t.parked && t.running && line.contains(CHOREOGRAPHER_FRAME)) t.resume();
   }
+
+  /** LooperPrinter, main thread, after the message. */
+  static void onDispatchEnd() {
+    final FrameTicker t = sActive.get();
+    if (t == null || t.dispatchStart == 0) return;
+    final long end = System.nanoTime();
+    final long busy = end - t.dispatchStart;
+    t.dispatchStart = 0;
+    t.busySinceFrame += busy;
+    if (!t.parked || !t.running) return;
+    if (end - t.busyWindowStart > t.interval()) {
+      t.busyWindowStart = end - busy;
+      t.busyInWindow = 0;
+    }
+    t.busyInWindow += busy;
+    if (t.busyInWindow >= t.interval() / 4) t.resume();
+  }
+
+  private long interval() { return shortestGap != 0 ? shortestGap : DEFAULT_INTERVAL_NANOS; }
 
   private void resume() {
     flush();
     parked = false;
     lastFrameNanos = 0;  // the next frame starts a run: no gap across the time we were not looking
-    onTimeRun = 0;
+    quietRun = 0;
     if (!posted) {
       posted = true;
       Choreographer.getInstance().postFrameCallback(this);
     }
   }
 
+  private void park() {
+    flush();
+    parked = true;
+    busyWindowStart = 0;
+    busyInWindow = 0;
+  }
+
   @Override
   public void doFrame(long frameTimeNanos) {
     posted = false;
     if (!running) return;
-    final int seen = messages;
-    messages = 0;
+    final long busy = busySinceFrame;
+    busySinceFrame = 0;
     if (lastFrameNanos == 0 || frameTimeNanos <= lastFrameNanos) {
       flush();  // frames of the previous run, if any
       nativeFrame(frameTimeNanos);
-      onTimeRun = 0;
+      quietRun = 0;
     } else {
       final long gap = frameTimeNanos - lastFrameNanos;
-      if (gap >= MIN_GAP_NANOS) {
+      final long yardstick = interval();
+      final boolean late = gap > yardstick + yardstick / 2;
+      if (gap >= MIN_GAP_NANOS && gap <= MAX_INTERVAL_NANOS) {
         if (shortestGap == 0 || gap < shortestGap) shortestGap = gap;  // a shorter gap is always believable
         if (windowShortestGap == 0 || gap < windowShortestGap) windowShortestGap = gap;
       }
-      final boolean late = gap > shortestGap + shortestGap / 2;
       if (late) {
         flush();  // the on-time frames before it, then the late gap alone
         nativeFrames(frameTimeNanos, 1);
@@ -115,19 +153,18 @@ public final class FrameTicker implements Choreographer.FrameCallback {
         lastFrameNanos = frameTimeNanos;
         flush();
       }
-      onTimeRun = !late && seen <= 1 ? onTimeRun + 1 : 0;
+      quietRun = !late && busy < yardstick / 4 ? quietRun + 1 : 0;
       // Forget gaps older than a window: after a switch to a slower refresh the old interval would make
       // every frame look late.
       if (++windowFrames >= FLUSH_EVERY) {
-        shortestGap = windowShortestGap;
+        if (windowShortestGap != 0) shortestGap = windowShortestGap;
         windowShortestGap = 0;
         windowFrames = 0;
       }
     }
     lastFrameNanos = frameTimeNanos;
-    if (onTimeRun >= PARK_AFTER_FRAMES) {
-      flush();
-      parked = true;
+    if (quietRun >= PARK_AFTER_FRAMES) {
+      park();
       return;
     }
     posted = true;

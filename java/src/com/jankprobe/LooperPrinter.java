@@ -11,7 +11,8 @@ import android.util.Printer;
  * app's or a library's own message logging keeps working: the previous printer sees every line, after our
  * begin and before our end, so its cost is not counted in the message's time.
  *
- * Before each message it tells FrameTicker, which parks while the main thread is idle and resumes here.
+ * Around each message it tells FrameTicker, which parks while the main thread is idle and resumes here when
+ * the app draws or gets busy.
  *
  * When someone replaces us, the native side installs a new LooperPrinter chaining to the newcomer and
  * retires this one: a retired printer only forwards (the newcomer may still chain to it), so no line is
@@ -30,12 +31,13 @@ public final class LooperPrinter implements Printer {
   public void println(String x) {
     final boolean timing = active && x != null && x.length() > 5;
     if (timing && x.startsWith(">>>>>")) {
-      FrameTicker.onDispatch();  // a message: the frame ticker counts it, and resumes if it was parked
+      FrameTicker.onDispatchBegin(x);  // the frame ticker times the main thread's load (it parks when idle)
       nativeBegin(x);
       if (previous != null) previous.println(x);
     } else if (timing && x.startsWith("<<<<<")) {
       if (previous != null) previous.println(x);
       nativeEnd();
+      FrameTicker.onDispatchEnd();
     } else if (previous != null) {
       previous.println(x);
     }
