@@ -3,16 +3,19 @@
 // SIGKILL (or by the low-memory killer, or an ANR kill) can be read back by the next run.
 //
 // Writers (Append) never block, allocate or take a lock and are async-signal-safe: a PLT proxy or a signal
-// handler may append. A writer claims a ticket with one fetch_add on the head, takes its slot
-// (ticket & (capacity-1)) seqlock-style with a CAS from an older even seq to the odd seq 2t+1, writes data
-// and checksum, and commits with a release store of 2t+2. The CAS keeps a slot's seq growing and its owner
-// alone: a writer preempted for a whole lap can neither roll a slot back to its old ticket nor scribble
-// over a later record; it drops its own record instead (rare, counted). When the ring is full the oldest
-// records are overwritten; nobody waits for readers.
+// handler may append. A writer claims a ticket with one fetch_add on the head (the only locked instruction
+// of an append) and looks at its slot (ticket & (capacity-1)): if the slot shows the previous lap's commit
+// (or an older one followed only by skipped tickets, which per-slot skip counts prove), it is the writer's
+// alone: no later writer touches a slot before seeing its commit. It writes data and checksum and commits
+// with a release store of seq 2t+2. A writer whose slot is still held by a writer stalled (preempted) for
+// a whole lap drops its record instead of waiting (rare, counted, announced to readers); the slot is used
+// again once the stalled writer commits. When the ring is full the oldest records are overwritten; nobody
+// waits for readers.
 //
-// Readers (Read/Snapshot) run beside the writers without stopping them: they copy a slot, re-check its seq
-// and its checksum, and so never return a torn record. Tickets that were overwritten before the reader
-// got to them, or dropped by a writer stalled for a lap, are counted as lost.
+// Readers (Read/Snapshot) run beside the writers without stopping them: they copy a slot, then re-check
+// its seq and that the head has not handed out the slot's next ticket (a writer marks nothing in a slot
+// before writing it; its ticket in the head is the mark), and its checksum, and so never return a torn
+// record. Tickets that were overwritten before the reader got to them, or dropped, are counted as lost.
 //
 // Threads: the caller passes its thread id (CurrentTid()); the timeline does not cache it in TLS, because
 // the first touch of a thread_local in a dlopen'ed library may allocate, which a signal-time path must not.
@@ -149,9 +152,9 @@ class Timeline {
   Timeline& operator=(const Timeline&) = delete;
 
   static constexpr uint64_t kNotCommitted = UINT64_MAX;
-  // Hot path: returns the record's ticket. Never blocks or allocates. Returns kNotCommitted only when a
-  // writer was stalled (preempted) for a whole lap of the ring: this one (its record would have been
-  // overwritten anyway), or another one still holding this slot; such drops are counted (dropped()).
+  // Hot path: returns the record's ticket. Never blocks or allocates. Returns kNotCommitted only when
+  // another writer, stalled (preempted) for a whole lap of the ring, still holds this slot; such drops are
+  // counted (dropped()) and still take a ticket (appended() counts every call).
   uint64_t Append(const Event& event) noexcept;
   uint64_t dropped() const noexcept { return layout::LoadRelaxed(&header_->dropped); }
 
@@ -200,8 +203,8 @@ class Timeline {
   std::string path_;
   StringTable strings_;
   RecoveredTimeline previous_;
-  // Tickets (+1) whose writers gave up because a stalled older writer held their slot: the slot shows an
-  // older ticket, and without this list a reader could not tell them from writers still on their way.
+  // Tickets (+1) whose writers skipped them because a stalled older writer held their slot: the slot shows
+  // an older ticket, and without this list a reader could not tell them from writers still on their way.
   // Process-local (recovery needs no cursor). Entries a lap old are reused.
   std::atomic<uint64_t> dropped_tickets_[kDroppedTicketSlots] = {};
   // Per slot, how many of its tickets were skipped so far (see SkipsFreeSlot). Process-local like the list

@@ -60,7 +60,7 @@ struct Header {
   uint8_t pad0[128 - 88];
 
   uint64_t head;  // next ticket (fetch_add by every append); tickets below head - capacity are overwritten
-  uint64_t dropped;  // appends abandoned because a later lap took their slot first (a writer stalled a lap)
+  uint64_t dropped;  // appends whose slot was still held by a writer stalled for a lap: ticket taken, no record
   uint8_t pad1[192 - 144];
 
   uint64_t arena_used;           // bump pointer into the string arena
