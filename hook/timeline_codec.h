@@ -47,12 +47,6 @@ inline PendingRecord EncodePayload(const Event& e) {
   return w;
 }
 
-inline RecordWords EncodeEvent(const Event& e, uint64_t ticket) {
-  const PendingRecord p = EncodePayload(e);
-  return {p.ts_ns, p.dur_ns, {p.v[0], p.v[1], p.v[2], p.v[3]}, p.ids, p.arg_words,
-          layout::FinishChecksum(p.payload_hash, ticket)};
-}
-
 inline bool ChecksumMatches(const RecordWords& w, uint64_t ticket) {
   return w.checksum == layout::RecordChecksum(ticket, w.ts_ns, w.dur_ns, w.v, w.ids, w.arg_words);
 }
