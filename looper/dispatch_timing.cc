@@ -237,7 +237,7 @@ void Frame(JNIEnv*, jlong frame_time_nanos) {
 
 // FrameTicker.nativeFrames: `frames` frames since the previous call, the last at frame_time_nanos. A span
 // with dropped frames becomes a `frame` record at its last frame.
-void JNICALL NativeFrames(JNIEnv*, jclass, jlong frame_time_nanos, jint frames) {
+void Frames(JNIEnv*, jlong frame_time_nanos, jint frames) {
   Inside guard;
   if (!guard.active() || frame_time_nanos <= 0 || frames <= 0) return;
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
@@ -256,7 +256,7 @@ void JNICALL NativeFrames(JNIEnv*, jclass, jlong frame_time_nanos, jint frames) 
   ctx->timeline->Append(e);
 }
 
-const jni::LooperHooks kHooks = {Begin, End, Frame};
+const jni::LooperHooks kHooks = {Begin, End, Frame, Frames};
 
 // ---- reports (watchdog thread) ----
 
@@ -503,14 +503,6 @@ void RetuneTiming(const Config& config) {
                      std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(g.mu);
   g.history.SetWindow(ms(c.history_ms), ms(c.lag_ms));
-}
-
-bool RegisterFrameNatives(JNIEnv* env, jclass ticker, std::string* why) {
-  static const JNINativeMethod kBatch[] = {
-      {const_cast<char*>("nativeFrames"), const_cast<char*>("(JI)V"), reinterpret_cast<void*>(NativeFrames)},
-  };
-  env->RegisterNatives(ticker, kBatch, sizeof kBatch / sizeof kBatch[0]);
-  return !jni::TakeException(env, "RegisterNatives FrameTicker.nativeFrames", why);
 }
 
 void DeactivateTiming() {

@@ -46,10 +46,6 @@ void RetuneTiming(const Config& config);
 // Uninstalls the natives' hooks and waits until no begin/end/frame/watchdog callback is inside the code.
 void DeactivateTiming();
 LooperCounters TimingCounters();
-// Registers FrameTicker.nativeFrames(long, int) on the ticker class (hook/jni registers nativeFrame with
-// the other natives at load). Must succeed before a ticker starts: an unregistered native would throw on
-// the main thread. False with *why otherwise.
-bool RegisterFrameNatives(JNIEnv* env, jclass ticker, std::string* why);
 
 }  // namespace jp::looper
 

@@ -109,8 +109,6 @@ class LooperMonitor : public hook::MonitorImpl {
     std::string why;
     if (!refs.ok) {
       state = "disabled: " + refs.why;
-    } else if (!RegisterFrameNatives(env, refs.ticker, &why)) {
-      state = "disabled: " + why;
     } else {
       jni::ScopedLocalFrame frame(env, 8);
       jobject ticker = env->NewObject(refs.ticker, refs.ticker_ctor);

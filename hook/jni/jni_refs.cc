@@ -185,6 +185,11 @@ void JNICALL NativeFrame(JNIEnv* env, jclass, jlong frame_time_nanos) {
   if (hooks) hooks->frame(env, frame_time_nanos);
 }
 
+void JNICALL NativeFrames(JNIEnv* env, jclass, jlong frame_time_nanos, jint count) {
+  const LooperHooks* hooks = g_looper_hooks.load(std::memory_order_acquire);
+  if (hooks) hooks->frames(env, frame_time_nanos, count);
+}
+
 }  // namespace
 
 void ResolveMonitorRefs(JNIEnv* env) {
@@ -215,6 +220,7 @@ bool RegisterLooperNatives(JNIEnv* env, std::string* why) {
   if (g_frames.ticker) {
     static const JNINativeMethod kTicker[] = {
         {const_cast<char*>("nativeFrame"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(NativeFrame)},
+        {const_cast<char*>("nativeFrames"), const_cast<char*>("(JI)V"), reinterpret_cast<void*>(NativeFrames)},
     };
     env->RegisterNatives(g_frames.ticker, kTicker, sizeof kTicker / sizeof kTicker[0]);
     if (TakeException(env, "RegisterNatives FrameTicker", &g_frames.why)) g_frames.ok = false;

@@ -124,7 +124,8 @@ bool RegisterIdleNatives(JNIEnv* env, std::string* why);
 struct LooperHooks {
   void (*begin)(JNIEnv* env, jstring line);  // ">>>>> Dispatching to ..." on the main thread
   void (*end)(JNIEnv* env);                  // "<<<<< Finished to ..."
-  void (*frame)(JNIEnv* env, jlong frame_time_nanos);
+  void (*frame)(JNIEnv* env, jlong frame_time_nanos);             // a run of frames starts (after parking)
+  void (*frames)(JNIEnv* env, jlong frame_time_nanos, jint count);  // `count` frames up to this one
 };
 void SetLooperHooks(const LooperHooks* hooks);  // nullptr uninstalls
 // Registers LooperPrinter's and FrameTicker's natives (JNI_OnLoad calls it after resolving); a failure
