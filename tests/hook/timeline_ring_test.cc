@@ -305,10 +305,14 @@ void RunProducersAgainstReader(uint32_t capacity, int producers, uint64_t per_pr
   EXPECT_EQ(t->appended(), appended);
   EXPECT_EQ(cursor, appended);
   EXPECT_EQ(read + lost, appended) << "read " << read << " lost " << lost;
-  // After the writers stopped, the whole last ring is readable.
+  // After the writers stopped, the whole last ring is readable, except appends dropped because their slot
+  // was still held by a writer lapped while preempted. A stalled writer holds one slot, so it can cost the
+  // last lap at most one record, and at most producers - 1 writers can be stalled while another laps them:
+  // anything more would mean a skipped slot never came back.
   TimelineRead last = t->Snapshot();
-  EXPECT_EQ(last.events.size(), capacity);
-  EXPECT_EQ(last.lost, appended - capacity);
+  EXPECT_LE(last.events.size(), capacity);
+  EXPECT_GE(last.events.size(), capacity - static_cast<uint64_t>(producers - 1));
+  EXPECT_EQ(last.events.size() + last.lost, appended);
   uint64_t sum = 0;
   for (int p = 1; p <= producers; ++p) sum += per_producer_read[p];
   EXPECT_EQ(sum, read);
