@@ -20,6 +20,27 @@ namespace {
 
 constexpr int kApi = 33;
 
+// One Android 13 MOTION (1 pointer) and its FINISHED, as the wire carries them; the benchmarks write the seq
+// into both (header word at 4) before each use.
+struct EventPackets {
+  std::vector<uint8_t> motion;
+  uint8_t finished[24] = {};
+};
+
+EventPackets MakeEventPackets() {
+  EventPackets p;
+  p.motion.assign(jpfx_motion_size(kApi, 1), 0);
+  const uint32_t type_motion = 1, type_finished = 2, pointers = 1;
+  std::memcpy(p.motion.data(), &type_motion, 4);
+  std::memcpy(p.motion.data() + 12, &pointers, 4);
+  const int64_t t = static_cast<int64_t>(jp::hook::MonotonicNs());
+  std::memcpy(p.motion.data() + 16, &t, 8);
+  std::memcpy(p.finished, &type_finished, 4);
+  p.finished[8] = 1;
+  std::memcpy(p.finished + 16, &t, 8);
+  return p;
+}
+
 // range(0): 0 no hooks; 1 input monitor on; 2 proxies installed but the tracker off (what the PLT
 // detour alone costs).
 void RoundTrip(benchmark::State& state) {
@@ -39,16 +60,10 @@ void RoundTrip(benchmark::State& state) {
   if (tracker_off) jp::input::InputTracker::Get().Disable();  // jankprobe_stop disables it again: harmless
   jpfx_channel* ch = jpfx_channel_open(kApi, JPFX_IO_OLD_BIONIC);
   const int app = jpfx_app_fd(ch), disp = jpfx_dispatcher_fd(ch);
-  std::vector<uint8_t> motion(jpfx_motion_size(kApi, 1), 0), in(jpfx_message_size(kApi));
-  uint8_t finished[24] = {};
-  const uint32_t type_motion = 1, type_finished = 2, pointers = 1;
-  std::memcpy(motion.data(), &type_motion, 4);
-  std::memcpy(motion.data() + 12, &pointers, 4);
-  const int64_t t = static_cast<int64_t>(jp::hook::MonotonicNs());
-  std::memcpy(motion.data() + 16, &t, 8);
-  std::memcpy(finished, &type_finished, 4);
-  finished[8] = 1;
-  std::memcpy(finished + 16, &t, 8);
+  EventPackets p = MakeEventPackets();
+  std::vector<uint8_t>& motion = p.motion;
+  uint8_t* finished = p.finished;
+  std::vector<uint8_t> in(jpfx_message_size(kApi));
   uint32_t seq = 0;
   const jp::hook::PluginContext* ctx = hooked ? jp::hook::CurrentPluginContext() : nullptr;
   const uint64_t wakes_before = ctx ? ctx->watchdog->stats().wake_syscalls : 0;
@@ -60,7 +75,7 @@ void RoundTrip(benchmark::State& state) {
     // app's libinput.so, so only the app's read and FINISHED go through the proxies.
     benchmark::DoNotOptimize(::send(disp, motion.data(), motion.size(), MSG_DONTWAIT | MSG_NOSIGNAL));
     benchmark::DoNotOptimize(jpfx_recv_raw(JPFX_IO_OLD_BIONIC, app, in.data(), in.size()));
-    jpfx_send_raw(JPFX_IO_OLD_BIONIC, app, finished, sizeof finished);
+    jpfx_send_raw(JPFX_IO_OLD_BIONIC, app, finished, sizeof p.finished);
     benchmark::DoNotOptimize(::recv(disp, in.data(), in.size(), MSG_DONTWAIT));
   }
   state.counters["hooked"] = hooked;
@@ -88,17 +103,10 @@ void TrackerOnly(benchmark::State& state) {
     state.SkipWithError(jankprobe_last_error());
     return;
   }
-  std::vector<uint8_t> motion(jpfx_motion_size(kApi, 1), 0);
+  EventPackets p = MakeEventPackets();
+  std::vector<uint8_t>& motion = p.motion;
+  uint8_t* finished = p.finished;
   const size_t capacity = jpfx_message_size(kApi);
-  uint8_t finished[24] = {};
-  const uint32_t type_motion = 1, type_finished = 2, pointers = 1;
-  std::memcpy(motion.data(), &type_motion, 4);
-  std::memcpy(motion.data() + 12, &pointers, 4);
-  const int64_t t = static_cast<int64_t>(jp::hook::MonotonicNs());
-  std::memcpy(motion.data() + 16, &t, 8);
-  std::memcpy(finished, &type_finished, 4);
-  finished[8] = 1;
-  std::memcpy(finished + 16, &t, 8);
   jp::input::InputTracker& tracker = jp::input::InputTracker::Get();
   const int fd = 1000;  // never read: the tracker only keys on it
   uint32_t seq = 0;
@@ -108,7 +116,7 @@ void TrackerOnly(benchmark::State& state) {
     std::memcpy(motion.data() + 4, &seq, 4);
     std::memcpy(finished + 4, &seq, 4);
     tracker.OnReceived(fd, motion.data(), static_cast<ssize_t>(motion.size()), capacity);
-    tracker.OnSent(fd, finished, sizeof finished);
+    tracker.OnSent(fd, finished, sizeof p.finished);
   }
   if (tracker.counters().events_finished - finished_before != static_cast<uint64_t>(state.iterations())) {
     state.SkipWithError("not every event was matched and finished");
