@@ -48,6 +48,9 @@ inline const AppLaunch& LaunchApp(const std::string& config) {
     options.system_classpath = {JP_JVM_SYSTEM_CP};
     options.app_classpath = {JP_JVM_JANKPROBE_JAR, JP_JVM_APP_JAR};
     options.check_jni = JP_JVM_CHECK_JNI != 0;
+#ifdef JP_JVM_LIBRARY_PATH
+    options.jvm_args.push_back(std::string("-Djava.library.path=") + JP_JVM_LIBRARY_PATH);  // libutils.so
+#endif
     JvmHarness* jvm = JvmHarness::Start(options, &l.why);
     if (!jvm) return l;
     JNIEnv* env = jvm->Env();

@@ -60,6 +60,8 @@ function(jp_add_jvm_test name)
       JP_JVM_SYSTEM_CP="$<TARGET_PROPERTY:${ARG_STANDINS},JAR_FILE>"
       JP_JVM_JANKPROBE_JAR="$<TARGET_PROPERTY:jankprobe_java,JAR_FILE>"
       JP_JVM_APP_JAR="$<TARGET_PROPERTY:jp_test_app,JAR_FILE>"
-      JP_LIBJANKPROBE="$<TARGET_FILE:jankprobe>")
-  add_dependencies(${name} ${ARG_STANDINS} jankprobe_java jp_test_app jankprobe)
+      JP_LIBJANKPROBE="$<TARGET_FILE:jankprobe>"
+      JP_JVM_LIBRARY_PATH="${CMAKE_BINARY_DIR}/tests/fixtures/libutils")
+  # The stand-in MessageQueue waits in the libutils.so fixture (tests/fixtures/libutils.cmake).
+  add_dependencies(${name} ${ARG_STANDINS} jankprobe_java jp_test_app jankprobe jp_libutils)
 endfunction()

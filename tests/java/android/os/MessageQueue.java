@@ -8,14 +8,18 @@ import java.util.ArrayList;
  * target, token in arg1) that hold back synchronous messages while asynchronous ones pass, and IdleHandlers
  * that run when the queue is empty or its head lies in the future.
  *
- * next() follows AOSP's structure: wait outside the lock (nativePollOnce there, a wait on a private poll
- * lock here), then under the lock pick the first message (skipping to the first asynchronous one behind a
+ * next() follows AOSP's structure: wait outside the lock in nativePollOnce (the host libutils.so fixture,
+ * tests/fixtures/libutils: epoll_wait on an epoll fd with a wake eventfd, called from libutils.so as on a
+ * phone; nativeWake writes the eventfd), then under the lock pick the first message (skipping to the first asynchronous one behind a
  * barrier), else snapshot the idle handlers into mPendingIdleHandlers and run them outside the lock,
  * removing those whose queueIdle() returned false.
  *
  * The build derives variants of this file (tests/jvm/jvm.cmake): one with mMessages / mIdleHandlers
  * renamed (a device where the monitors' fields do not exist) and one where mMessages is always null (the
  * Android 17 lock-free queue). The comment marker below is where a variant adds fields.
+ *
+ * Without the fixture (a JVM started with neither java.library.path nor the build tree holding it) the
+ * queue waits on a private Java lock instead and NATIVE_POLL_ERROR says why.
  */
 public final class MessageQueue {
   /** Runs when the queue has nothing due; return false to be removed. */
@@ -32,12 +36,49 @@ public final class MessageQueue {
   private int mNextBarrierToken;
   /*@VARIANT_FIELDS@*/
 
-  // What nativePollOnce / nativeWake do with an eventfd: a sticky wake flag and a timed wait.
+  /** null when the queues wait in libutils.so's epoll_wait, else why they wait on a Java lock. */
+  public static final String NATIVE_POLL_ERROR = loadUtils();
+
+  private long mPtr;  // the native looper (libutils), 0 after dispose or without the library
+
+  // The Java fallback for nativePollOnce / nativeWake: a sticky wake flag and a timed wait.
   private final Object mPollLock = new Object();
   private boolean mWakePending;
 
   MessageQueue(boolean quitAllowed) {
     mQuitAllowed = quitAllowed;
+    if (NATIVE_POLL_ERROR == null) mPtr = nativeInit();
+  }
+
+  private static native long nativeInit();
+  private static native void nativeDestroy(long ptr);
+  private native void nativePollOnce(long ptr, int timeoutMillis);
+  private static native void nativeWake(long ptr);
+
+  // System.loadLibrary("utils") as the framework has it loaded; else the fixture in the build tree, found
+  // from the stand-ins jar upwards (build/java/x.jar or build/tests/jvm/x.jar -> build/tests/fixtures/...).
+  private static String loadUtils() {
+    String first;
+    try {
+      System.loadLibrary("utils");
+      return null;
+    } catch (Throwable t) {
+      first = String.valueOf(t.getMessage());
+    }
+    try {
+      java.io.File dir = new java.io.File(MessageQueue.class.getProtectionDomain().getCodeSource().getLocation().toURI())
+          .getParentFile();
+      for (int up = 0; dir != null && up < 4; up++, dir = dir.getParentFile()) {
+        java.io.File lib = new java.io.File(dir, "tests/fixtures/libutils/libutils.so");
+        if (lib.isFile()) {
+          System.load(lib.getAbsolutePath());
+          return null;
+        }
+      }
+    } catch (Throwable t) {
+      return "libutils.so: " + first + "; from the build tree: " + t;
+    }
+    return "libutils.so: " + first + "; not in the build tree either";
   }
 
   public boolean isIdle() {
@@ -60,7 +101,12 @@ public final class MessageQueue {
     }
   }
 
-  private void pollOnce(long timeoutMillis) {
+  private void pollOnce(int timeoutMillis) {
+    final long ptr = mPtr;  // only next() (this thread) clears it
+    if (ptr != 0) {
+      nativePollOnce(ptr, timeoutMillis);
+      return;
+    }
     synchronized (mPollLock) {
       try {
         if (!mWakePending) {
@@ -77,16 +123,28 @@ public final class MessageQueue {
     }
   }
 
+  // Callers hold the queue's lock, so dispose() (also under it) cannot free the looper meanwhile.
   private void wake() {
+    if (mPtr != 0) {
+      nativeWake(mPtr);
+      return;
+    }
     synchronized (mPollLock) {
       mWakePending = true;
       mPollLock.notifyAll();
     }
   }
 
+  private void dispose() {
+    if (mPtr != 0) {
+      nativeDestroy(mPtr);
+      mPtr = 0;
+    }
+  }
+
   Message next() {
     int pendingIdleHandlerCount = -1;  // -1 only during the first iteration
-    long nextPollTimeoutMillis = 0;
+    int nextPollTimeoutMillis = 0;
     for (;;) {
       pollOnce(nextPollTimeoutMillis);
       synchronized (this) {
@@ -117,7 +175,10 @@ public final class MessageQueue {
         } else {
           nextPollTimeoutMillis = -1;
         }
-        if (mQuitting) return null;
+        if (mQuitting) {
+          dispose();
+          return null;
+        }
 
         // Idle handlers run only on the first pass of an empty (or not yet due) queue.
         if (pendingIdleHandlerCount < 0 && (mMessages == null || now < mMessages.when)) {
@@ -164,8 +225,8 @@ public final class MessageQueue {
       } else {
         mMessages = null;
       }
+      wake();
     }
-    wake();
   }
 
   /** @hide: posts a barrier now; returns its token (what removeSyncBarrier takes). */
