@@ -44,8 +44,19 @@ struct BarrierConfig {
   bool operator==(const BarrierConfig& o) const;
 };
 
+// Where the looper monitor gets its message timing (docs/config.md, looper.source).
+//   kPoll: PLT hooks on epoll_wait / epoll_pwait in looper.poll_library (the gaps between the main thread's
+//          waits are its dispatches): no Java work per message, no message identity;
+//   kPrinter: a LooperPrinter on the main Looper: target / callback / what of every message, at the price
+//          of the two strings Looper builds per message once any Printer is set;
+//   kAuto: poll when its hook installs, else printer (the status says which and why).
+enum class LooperSource : uint8_t { kAuto, kPoll, kPrinter };
+const char* LooperSourceName(LooperSource source);
+
 struct LooperConfig {
   bool enabled = true;
+  LooperSource source = LooperSource::kAuto;
+  std::string poll_library = "libutils.so";  // the library whose epoll_wait import the Looper waits in
   int32_t lag_ms = 700;
   int32_t anr_ms = 5000;
   int32_t history_ms = 10000;         // dispatch history kept for a report

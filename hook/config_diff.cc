@@ -15,6 +15,12 @@ void Compare(const char* name, const T& before, const T& after, std::string* det
   *details += std::string(name) + " " + std::to_string(before) + " -> " + std::to_string(after);
 }
 
+void CompareText(const char* name, const std::string& before, const std::string& after, std::string* details) {
+  if (before == after) return;
+  if (!details->empty()) *details += ", ";
+  *details += std::string(name) + " " + before + " -> " + after;
+}
+
 // Thresholds only: "enabled" is what decides started/stopped, not a retune.
 std::string ThresholdChanges(const Config& a, const Config& b, Monitor m) {
   std::string d;
@@ -38,6 +44,9 @@ std::string ThresholdChanges(const Config& a, const Config& b, Monitor m) {
       Compare("history_ms", a.looper.history_ms, b.looper.history_ms, &d);
       Compare("sample_after_ms", a.looper.sample_after_ms, b.looper.sample_after_ms, &d);
       Compare("sample_interval_ms", a.looper.sample_interval_ms, b.looper.sample_interval_ms, &d);
+      // A source switch is a retune too: the running monitor swaps its timing source in place.
+      CompareText("source", LooperSourceName(a.looper.source), LooperSourceName(b.looper.source), &d);
+      CompareText("poll_library", a.looper.poll_library, b.looper.poll_library, &d);
       break;
   }
   return d;
@@ -52,9 +61,19 @@ bool IdleConfig::operator==(const IdleConfig& o) const { return enabled == o.ena
 bool BarrierConfig::operator==(const BarrierConfig& o) const {
   return enabled == o.enabled && check_ms == o.check_ms && leak_ms == o.leak_ms && auto_remove == o.auto_remove;
 }
+const char* LooperSourceName(LooperSource source) {
+  switch (source) {
+    case LooperSource::kAuto: return "auto";
+    case LooperSource::kPoll: return "poll";
+    case LooperSource::kPrinter: return "printer";
+  }
+  return "?";
+}
+
 bool LooperConfig::operator==(const LooperConfig& o) const {
-  return enabled == o.enabled && lag_ms == o.lag_ms && anr_ms == o.anr_ms && history_ms == o.history_ms &&
-         sample_after_ms == o.sample_after_ms && sample_interval_ms == o.sample_interval_ms;
+  return enabled == o.enabled && source == o.source && poll_library == o.poll_library && lag_ms == o.lag_ms &&
+         anr_ms == o.anr_ms && history_ms == o.history_ms && sample_after_ms == o.sample_after_ms &&
+         sample_interval_ms == o.sample_interval_ms;
 }
 bool TimelineConfig::operator==(const TimelineConfig& o) const { return capacity == o.capacity && file == o.file; }
 bool ReportConfig::operator==(const ReportConfig& o) const {

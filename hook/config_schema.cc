@@ -317,8 +317,38 @@ bool ReadBarrier(ObjectReader& r, BarrierConfig* c) {
          NotBelow(r, "leak_ms", c->leak_ms, "check_ms", c->check_ms);
 }
 
+bool ReadLooperSource(ObjectReader& r, LooperSource* out) {
+  const Value* v = r.Find("source");
+  if (!v) return true;
+  if (v->IsString()) {
+    const std::string_view s(v->GetString(), v->GetStringLength());
+    for (LooperSource source : {LooperSource::kAuto, LooperSource::kPoll, LooperSource::kPrinter}) {
+      if (s == LooperSourceName(source)) {
+        *out = source;
+        return true;
+      }
+    }
+  }
+  return r.ctx()->Fail(r.PathOf("source"),
+                       "expected one of \"auto\", \"poll\", \"printer\", got " + DescribeJsonValue(*v));
+}
+
+// A library file name ("libutils.so") or an absolute path, as the PLT engine takes a caller.
+bool ReadPollLibrary(ObjectReader& r, std::string* out) {
+  std::string s = *out;
+  if (!r.String("poll_library", ConfigLimits::kMaxIdBytes, &s)) return false;
+  if (s.empty() || (s[0] != '/' && s.find('/') != std::string::npos)) {
+    return r.ctx()->Fail(r.PathOf("poll_library"),
+                         "expected a library file name (\"libutils.so\") or an absolute path, got \"" +
+                             EscapeBounded(s, kMaxQuotedBytes) + "\"");
+  }
+  *out = std::move(s);
+  return true;
+}
+
 bool ReadLooper(ObjectReader& r, LooperConfig* c) {
-  return r.Bool("enabled", &c->enabled) && r.Int("lag_ms", 1, 60000, &c->lag_ms) &&
+  return r.Bool("enabled", &c->enabled) && ReadLooperSource(r, &c->source) && ReadPollLibrary(r, &c->poll_library) &&
+         r.Int("lag_ms", 1, 60000, &c->lag_ms) &&
          r.Int("anr_ms", 1, 600000, &c->anr_ms) && r.Int("history_ms", 0, 600000, &c->history_ms) &&
          r.Int("sample_after_ms", 1, 60000, &c->sample_after_ms) &&
          r.Int("sample_interval_ms", 1, 10000, &c->sample_interval_ms) &&

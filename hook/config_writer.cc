@@ -75,6 +75,8 @@ std::string ConfigToJson(const Config& c) {
   Key(w, "looper");
   w.StartObject();
   Key(w, "enabled"); w.Bool(c.looper.enabled);
+  Key(w, "source"); w.String(LooperSourceName(c.looper.source));
+  Key(w, "poll_library"); w.String(c.looper.poll_library.c_str());
   Key(w, "lag_ms"); w.Int(c.looper.lag_ms);
   Key(w, "anr_ms"); w.Int(c.looper.anr_ms);
   Key(w, "history_ms"); w.Int(c.looper.history_ms);

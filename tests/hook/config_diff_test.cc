@@ -44,6 +44,15 @@ TEST(ConfigDiffTest, ThresholdChangesAreRetunesWithDetails) {
   EXPECT_EQ(d.Describe(), "input: retuned (lag_ms 100 -> 150, anr_ms 5000 -> 4000); barrier: retuned (auto_remove 0 -> 1)");
 }
 
+TEST(ConfigDiffTest, LooperSourceSwitchIsARetuneThatNamesBothSources) {
+  Config before = Parse(R"({"looper": {"source": "printer"}})");
+  Config after = Parse(R"({"looper": {"source": "poll", "poll_library": "/system/lib64/libutils.so"}})");
+  ConfigDiff d = DiffConfigs(before, after);
+  EXPECT_EQ(d.of(Monitor::kLooper), MonitorChange::kRetuned);
+  EXPECT_EQ(d.details[static_cast<size_t>(Monitor::kLooper)],
+            "source printer -> poll, poll_library libutils.so -> /system/lib64/libutils.so");
+}
+
 TEST(ConfigDiffTest, ThresholdsOfAMonitorThatStaysOffDoNotMatter) {
   Config before = Parse(R"({"looper": {"enabled": false}})");
   Config after = Parse(R"({"looper": {"enabled": false, "lag_ms": 900}})");

@@ -30,8 +30,8 @@ constexpr const char* kFullExample = R"({
   "input":   { "enabled": true, "lag_ms": 150, "anr_ms": 4000, "android_api": 33 },
   "idle":    { "enabled": true, "lag_ms": 300 },
   "barrier": { "enabled": true, "check_ms": 500, "leak_ms": 2500, "auto_remove": true },
-  "looper":  { "enabled": false, "lag_ms": 600, "anr_ms": 4500, "history_ms": 20000,
-               "sample_after_ms": 60, "sample_interval_ms": 40 },
+  "looper":  { "enabled": false, "source": "poll", "poll_library": "libutils.so", "lag_ms": 600,
+               "anr_ms": 4500, "history_ms": 20000, "sample_after_ms": 60, "sample_interval_ms": 40 },
   "timeline": { "capacity": 16384, "file": "/data/data/com.example.app/files/jankprobe.ring" },
   "report": { "key_packages": ["com.example.", "org.example.feed."], "max_reports_per_minute": 5,
               "max_stack_frames": 48 },
@@ -60,6 +60,8 @@ TEST(ConfigParserTest, EmptyObjectGivesDocumentedDefaults) {
   EXPECT_EQ(c.barrier.check_ms, 1000);
   EXPECT_EQ(c.barrier.leak_ms, 3000);
   EXPECT_FALSE(c.barrier.auto_remove);
+  EXPECT_EQ(c.looper.source, LooperSource::kAuto);
+  EXPECT_EQ(c.looper.poll_library, "libutils.so");
   EXPECT_EQ(c.looper.lag_ms, 700);
   EXPECT_EQ(c.looper.anr_ms, 5000);
   EXPECT_EQ(c.looper.history_ms, 10000);
@@ -95,6 +97,8 @@ TEST(ConfigParserTest, FullExampleLandsInEveryField) {
   EXPECT_EQ(c.barrier.leak_ms, 2500);
   EXPECT_TRUE(c.barrier.auto_remove);
   EXPECT_FALSE(c.looper.enabled);
+  EXPECT_EQ(c.looper.source, LooperSource::kPoll);
+  EXPECT_EQ(c.looper.poll_library, "libutils.so");
   EXPECT_EQ(c.looper.lag_ms, 600);
   EXPECT_EQ(c.looper.anr_ms, 4500);
   EXPECT_EQ(c.looper.history_ms, 20000);
