@@ -2,10 +2,12 @@
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 
 #include "hook/chrome_trace_exporter.h"
 #include "hook/plugin.h"
@@ -13,10 +15,26 @@
 namespace jp::hook {
 namespace {
 
+// argv[0] (on Android the package name). Read with plain read(2): a std::ifstream would pull the C++
+// runtime's locale and iostream machinery into the library (static initialisers and their relocations,
+// touched by every app that loads us, whether it ever exports or not).
 std::string ProcessName() {
-  std::ifstream in("/proc/self/cmdline");
   std::string name;
-  std::getline(in, name, '\0');
+  const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    char buf[256];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) != 0) {
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      const char* nul = static_cast<const char*>(memchr(buf, '\0', static_cast<size_t>(n)));
+      name.append(buf, nul ? static_cast<size_t>(nul - buf) : static_cast<size_t>(n));
+      if (nul || name.size() >= 4096) break;
+    }
+    close(fd);
+  }
   return name.empty() ? "app" : name;
 }
 
