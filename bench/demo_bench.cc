@@ -15,6 +15,17 @@
 //
 // Flags (before the benchmark's own): --seconds=S (measured window per run, default 4), --warmup=S
 // (default 1), --rounds=N (default 5). Every run's figures are printed to stderr.
+//
+// BM_DemoAppAB, the finer CPU figure: whole processes differ by milliseconds per second of CPU on a shared
+// host (JIT, heap, cache neighbours), far above a 10 us/s target. So per monitor variant ONE process runs
+// `jankprobe-demo --ab`: the remote flag alternates between the variant's config and bench-none.json
+// (every monitor off) in slices (on, off, off, on, ...), and each group of four gives one difference
+// (on - off) / 2 per second of slice. Besides CPU time it reads the main thread's retired instructions
+// and cycles (perf_event_open on that thread; user+kernel where allowed): instructions do not care what
+// else runs on the host, so they resolve what CPU time cannot. extra_cycles_us_per_s converts the extra
+// cycles into time at the main thread's own cycles per CPU-ns in the off slices.
+// Flags: --ab-slices=N (default 24, a multiple of 4), --slice-ms=MS (default 1000), --settle-ms=MS
+// (default 700: the looper monitor's frame ticker runs until it parks after each switch).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -54,6 +65,7 @@ constexpr size_t kVariantCount = sizeof kVariants / sizeof kVariants[0];
 
 double g_seconds = 4, g_warmup = 1;
 int g_rounds = 5;
+double g_ab_slices = 24, g_slice_ms = 1000, g_settle_ms = 700;
 
 double Field(const std::string& json, const char* key) {
   const std::string k = std::string("\"") + key + "\":";
@@ -154,6 +166,125 @@ void BM_DemoAppOverhead(benchmark::State& state) {
 // One row per variant; the runs themselves happen once, in rounds (see Rounds()).
 BENCHMARK(BM_DemoAppOverhead)->DenseRange(0, kVariantCount - 1)->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
 
+// --- the in-process A/B runs ---
+
+struct AbSlice {
+  bool on = false;
+  double cpu_ns = 0, wall_ns = 0, instructions = -1, cycles = -1, touches = 0;
+};
+
+// Parses the launcher's {"ab":true,...,"slices":[[on,cpu,wall,instr,cycles,touches],...]} line.
+std::vector<AbSlice> ParseAbSlices(const std::string& out) {
+  std::vector<AbSlice> slices;
+  size_t at = out.find("\"slices\":[");
+  if (at == std::string::npos) return slices;
+  at += 10;
+  while ((at = out.find('[', at)) != std::string::npos) {
+    double v[6];
+    const char* p = out.c_str() + at + 1;
+    bool ok = true;
+    for (double& x : v) {
+      char* end = nullptr;
+      x = std::strtod(p, &end);
+      if (end == p) {
+        ok = false;
+        break;
+      }
+      p = end + 1;  // past ',' or ']'
+    }
+    if (!ok) break;
+    AbSlice s;
+    s.on = v[0] == 1;
+    s.cpu_ns = v[1];
+    s.wall_ns = v[2];
+    s.instructions = v[3];
+    s.cycles = v[4];
+    s.touches = v[5];
+    slices.push_back(s);
+    at = static_cast<size_t>(p - out.c_str());
+  }
+  return slices;
+}
+
+double Quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+const Variant* FindVariant(const char* name) {
+  for (const Variant& v : kVariants) {
+    if (std::strcmp(v.name, name) == 0) return &v;
+  }
+  return nullptr;
+}
+
+const char* const kAbVariants[] = {"input", "idle", "barrier", "looper", "all"};
+
+void BM_DemoAppAB(benchmark::State& state) {
+  const Variant& v = *FindVariant(kAbVariants[state.range(0)]);
+  const int slices = static_cast<int>(g_ab_slices) / 4 * 4;
+  const std::string cmd = std::string(JP_DEMO_LAUNCHER) + " --ab " + std::to_string(slices) + " --slice-ms " +
+                          std::to_string(static_cast<long>(g_slice_ms)) + " --settle-ms " +
+                          std::to_string(static_cast<long>(g_settle_ms)) + " --warmup " + std::to_string(g_warmup) +
+                          " --config " + v.config + " --off-config bench-none.json 2>/dev/null";
+  std::string out;
+  int rc = -1;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    rc = pclose(p);
+  }
+  const std::vector<AbSlice> all = ParseAbSlices(out);
+  if (rc != 0 || static_cast<int>(all.size()) != slices || slices < 4) {
+    const std::string why = cmd + ": exit status " + std::to_string(rc) + ", " + std::to_string(all.size()) + " slices";
+    state.SkipWithError(why.c_str());
+    for (auto _ : state) {}
+    return;
+  }
+  // Per group of four (on, off, off, on): (sum on - sum off) / 2, per second of slice.
+  std::vector<double> d_cpu_us, d_instr, d_cycles, off_cycles_per_ns;
+  bool counted = true;
+  double wall_s = 0;
+  for (size_t g = 0; g + 4 <= all.size(); g += 4) {
+    double cpu = 0, instr = 0, cycles = 0;
+    for (size_t i = g; i < g + 4; ++i) {
+      const AbSlice& s = all[i];
+      const double per_s = 1e9 / s.wall_ns, sign = s.on ? 0.5 : -0.5;
+      cpu += sign * s.cpu_ns * per_s / 1e3;
+      instr += sign * s.instructions * per_s;
+      cycles += sign * s.cycles * per_s;
+      counted = counted && s.instructions >= 0 && s.cycles >= 0;
+      if (!s.on && s.cpu_ns > 0) off_cycles_per_ns.push_back(s.cycles / s.cpu_ns);
+      wall_s += s.wall_ns / 1e9;
+      std::fprintf(stderr, "ab %-8s slice %2zu %-3s cpu %7.0f us/s  instr %9.0f/s  cycles %10.0f/s  touches %.0f\n",
+                   v.name, i, s.on ? "on" : "off", s.cpu_ns * per_s / 1e3, s.instructions * per_s, s.cycles * per_s,
+                   s.touches);
+    }
+    d_cpu_us.push_back(cpu);
+    d_instr.push_back(instr);
+    d_cycles.push_back(cycles);
+  }
+  for (auto _ : state) state.SetIterationTime(wall_s);
+  state.SetLabel(v.name);
+  state.counters["groups"] = static_cast<double>(d_cpu_us.size());
+  state.counters["extra_cpu_us_per_s"] = Quantile(d_cpu_us, 0.5);
+  state.counters["extra_cpu_q1"] = Quantile(d_cpu_us, 0.25);
+  state.counters["extra_cpu_q3"] = Quantile(d_cpu_us, 0.75);
+  if (counted) {
+    const double cycles_per_us = Quantile(off_cycles_per_ns, 0.5) * 1e3;
+    state.counters["extra_instr_per_s"] = Quantile(d_instr, 0.5);
+    state.counters["extra_instr_q1"] = Quantile(d_instr, 0.25);
+    state.counters["extra_instr_q3"] = Quantile(d_instr, 0.75);
+    state.counters["extra_cycles_per_s"] = Quantile(d_cycles, 0.5);
+    state.counters["extra_cycles_us_per_s"] = cycles_per_us > 0 ? Quantile(d_cycles, 0.5) / cycles_per_us : -1;
+  }
+}
+BENCHMARK(BM_DemoAppAB)->DenseRange(0, sizeof kAbVariants / sizeof kAbVariants[0] - 1)->Iterations(1)
+    ->UseManualTime()->Unit(benchmark::kSecond);
+
 bool TakeFlag(const char* arg, const char* name, double* out) {
   const size_t n = std::strlen(name);
   if (std::strncmp(arg, name, n) != 0 || arg[n] != '=') return false;
@@ -173,6 +304,12 @@ int main(int argc, char** argv) {
       g_warmup = v >= 0 ? v : g_warmup;
     } else if (i > 0 && TakeFlag(argv[i], "--rounds", &v)) {
       g_rounds = v >= 1 ? static_cast<int>(v) : g_rounds;
+    } else if (i > 0 && TakeFlag(argv[i], "--ab-slices", &v)) {
+      g_ab_slices = v >= 4 ? v : g_ab_slices;
+    } else if (i > 0 && TakeFlag(argv[i], "--slice-ms", &v)) {
+      g_slice_ms = v >= 100 ? v : g_slice_ms;
+    } else if (i > 0 && TakeFlag(argv[i], "--settle-ms", &v)) {
+      g_settle_ms = v >= 0 ? v : g_settle_ms;
     } else {
       rest.push_back(argv[i]);
     }

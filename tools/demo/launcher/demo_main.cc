@@ -7,24 +7,32 @@
 //   jankprobe-demo [--check] [--out DIR] [--config-dir DIR]   the scripted faults (./run demo)
 //   jankprobe-demo --bench SECONDS --jankprobe on|off [--config FILE] [--app-printer noop] [--warmup S]
 //                                                             no faults; prints one JSON line of figures
+//   jankprobe-demo --ab SLICES --config ON.json [--off-config OFF.json] [--slice-ms MS] [--settle-ms MS]
+//                  [--warmup S]
+//                                                             in-process A/B: the flag alternates between ON and
+//                                                             OFF (every monitor off) in one JVM; one JSON line
 #include <jni.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/jvm/jvm_harness.h"
 #include "tools/demo/launcher/report_book.h"
+#include "tools/demo/launcher/thread_counters.h"
 #include "tools/demo/launcher/touch_dispatcher.h"
 
 namespace {
 
 using jp::demo::FdWatcher;
 using jp::demo::ReportBook;
+using jp::demo::ThreadCounters;
 using jp::demo::TouchDispatcher;
 using jp::testing::JavaResult;
 using jp::testing::JvmHarness;
@@ -43,6 +51,10 @@ struct Options {
   bool app_printer = false;          // benchmark: the app sets a do-nothing Printer on its main Looper
   bool jankprobe = true;
   int timeout_s = 90;
+  int ab_slices = 0;                       // > 0: in-process A/B benchmark
+  long ab_slice_ms = 1000;
+  long ab_settle_ms = 700;  // > the looper monitor's frame ticker needs to park after a switch (30 frames)
+  std::string off_config = "bench-none.json";
 };
 
 ReportBook* g_book = nullptr;
@@ -86,6 +98,24 @@ jint JNICALL Finish(JNIEnv*, jclass, jint seq, jlong consume_time) {
 }
 void JNICALL InputDrained(JNIEnv*, jclass) { g_watcher->Rearm(); }
 
+// The A/B benchmark's counters belong to the thread that opened them (the app's main thread).
+thread_local ThreadCounters* t_counters = nullptr;
+jstring JNICALL OpenCounters(JNIEnv* env, jclass) {
+  if (!t_counters) t_counters = new ThreadCounters();  // lives as long as the thread: the process is short
+  const std::string scope = t_counters->Open() ? t_counters->scope() : "unavailable: " + t_counters->why();
+  return env->NewStringUTF(scope.c_str());
+}
+void JNICALL Counters(JNIEnv* env, jclass, jlongArray out) {
+  jp::demo::ThreadCounterValues v;
+  if (t_counters) {
+    v = t_counters->Read();
+  } else {
+    v.cpu_ns = ThreadCpuNs(env, nullptr);
+  }
+  const jlong fields[3] = {v.cpu_ns, v.instructions, v.cycles};
+  env->SetLongArrayRegion(out, 0, 3, fields);
+}
+
 bool RegisterHostNatives(JvmHarness* jvm, std::string* why) {
   jclass host = jvm->AppClass(kHostClass, why);
   if (!host) return false;
@@ -97,6 +127,8 @@ bool RegisterHostNatives(JvmHarness* jvm, std::string* why) {
       {const_cast<char*>("consume"), const_cast<char*>("([J)I"), reinterpret_cast<void*>(Consume)},
       {const_cast<char*>("finish"), const_cast<char*>("(IJ)I"), reinterpret_cast<void*>(Finish)},
       {const_cast<char*>("inputDrained"), const_cast<char*>("()V"), reinterpret_cast<void*>(InputDrained)},
+      {const_cast<char*>("openCounters"), const_cast<char*>("()Ljava/lang/String;"), reinterpret_cast<void*>(OpenCounters)},
+      {const_cast<char*>("counters"), const_cast<char*>("([J)V"), reinterpret_cast<void*>(Counters)},
   };
   JNIEnv* env = jvm->Env();
   if (env->RegisterNatives(host, methods, sizeof methods / sizeof methods[0]) != JNI_OK) {
@@ -129,6 +161,21 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       if (!(v = value("--bench"))) return false;
       o->bench_seconds = std::atof(v);
       if (o->bench_seconds <= 0) return false;
+    } else if (a == "--ab") {
+      if (!(v = value("--ab"))) return false;
+      o->ab_slices = std::atoi(v);
+      if (o->ab_slices < 4) return false;
+    } else if (a == "--slice-ms") {
+      if (!(v = value("--slice-ms"))) return false;
+      o->ab_slice_ms = std::atol(v);
+      if (o->ab_slice_ms < 100) return false;
+    } else if (a == "--settle-ms") {
+      if (!(v = value("--settle-ms"))) return false;
+      o->ab_settle_ms = std::atol(v);
+      if (o->ab_settle_ms < 0) return false;
+    } else if (a == "--off-config") {
+      if (!(v = value("--off-config"))) return false;
+      o->off_config = v;
     } else if (a == "--config") {
       if (!(v = value("--config"))) return false;
       o->config = v;
@@ -186,11 +233,20 @@ std::string Absolute(const std::string& path) {
 int main(int argc, char** argv) {
   Options o;
   if (!ParseArgs(argc, argv, &o)) {
-    std::fprintf(stderr, "usage: %s [--check] [--out DIR] [--config-dir DIR] [--timeout S] | --bench SECONDS --jankprobe on|off\n",
+    std::fprintf(stderr,
+                 "usage: %s [--check] [--out DIR] [--config-dir DIR] [--timeout S]\n"
+                 "       | --bench SECONDS --jankprobe on|off [--config FILE] [--app-printer noop] [--warmup S]\n"
+                 "       | --ab SLICES(>=4) --config ON.json [--off-config OFF.json] [--slice-ms MS(>=100)]\n"
+                 "         [--settle-ms MS] [--warmup S]\n",
                  argv[0]);
     return 2;
   }
-  const bool bench = o.bench_seconds > 0;
+  const bool ab = o.ab_slices > 0;
+  const bool bench = o.bench_seconds > 0 || ab;
+  if (ab) {  // the deadline below must not cut a long A/B run short
+    const double needed_s = o.warmup_seconds + o.ab_slices * (o.ab_slice_ms + o.ab_settle_ms) / 1000.0;
+    o.timeout_s = std::max(o.timeout_s, static_cast<int>(needed_s) + 30);
+  }
   FILE* out = bench ? stderr : stdout;  // a benchmark run prints only its JSON line on stdout
   ReportBook book(out);
   g_book = &book;
@@ -259,7 +315,18 @@ int main(int argc, char** argv) {
   JNIEnv* env = jvm->Env();
   env->PushLocalFrame(16);
   JavaResult r;
-  if (bench) {
+  if (ab) {
+    jvalue args[7]{};
+    args[0].l = jvm->NewString(Absolute(o.config_dir));
+    args[1].l = jvm->NewString(o.config);
+    args[2].l = jvm->NewString(o.off_config);
+    args[3].j = static_cast<jlong>(o.warmup_seconds * 1000);
+    args[4].j = static_cast<jlong>(o.ab_settle_ms);
+    args[5].j = static_cast<jlong>(o.ab_slice_ms);
+    args[6].i = o.ab_slices;
+    r = jvm->CallStatic(kAppClass, "benchAB", "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;JJJI)[J",
+                        {args[0], args[1], args[2], args[3], args[4], args[5], args[6]});
+  } else if (bench) {
     jvalue args[6]{};
     args[0].l = jvm->NewString(Absolute(o.config_dir));
     args[1].l = jvm->NewString(o.config);
@@ -281,6 +348,36 @@ int main(int argc, char** argv) {
   }
   const long rss_after_app = ResidentKb();
   const long anon_after_app = StatusKb("RssAnon"), file_after_app = StatusKb("RssFile");
+  if (ab) {
+    // One JSON line for bench/demo_bench.cc: per slice {on, cpu_ns, wall_ns, instructions, cycles, touches}.
+    const int fields = 6;
+    std::vector<jlong> slices(static_cast<size_t>(o.ab_slices) * fields);
+    bool complete = r.ok && r.value.l &&
+                    env->GetArrayLength(static_cast<jlongArray>(r.value.l)) == static_cast<jsize>(slices.size());
+    if (complete) {
+      env->GetLongArrayRegion(static_cast<jlongArray>(r.value.l), 0, static_cast<jsize>(slices.size()), slices.data());
+      for (int i = 0; i < o.ab_slices; ++i) complete = complete && slices[static_cast<size_t>(i) * fields + 2] > 0;
+    }
+    env->PopLocalFrame(nullptr);
+    dispatcher.Stop();
+    watcher.Stop();
+    if (!complete) {
+      std::fprintf(stderr, "demo: the A/B run did not complete%s%s\n", r.ok ? "" : ": ", r.ok ? "" : r.why.c_str());
+      std::fflush(nullptr);
+      _exit(1);
+    }
+    std::printf("{\"ab\":true,\"config\":\"%s\",\"off_config\":\"%s\",\"reports\":%zu,\"slices\":[",
+                o.config.c_str(), o.off_config.c_str(), book.reports().size());
+    for (int i = 0; i < o.ab_slices; ++i) {
+      const jlong* s = &slices[static_cast<size_t>(i) * fields];
+      std::printf("%s[%lld,%lld,%lld,%lld,%lld,%lld]", i ? "," : "", static_cast<long long>(s[0]),
+                  static_cast<long long>(s[1]), static_cast<long long>(s[2]), static_cast<long long>(s[3]),
+                  static_cast<long long>(s[4]), static_cast<long long>(s[5]));
+    }
+    std::printf("]}\n");
+    std::fflush(nullptr);
+    _exit(0);
+  }
   jlong result[6] = {};
   if (r.ok && r.value.l) env->GetLongArrayRegion(static_cast<jlongArray>(r.value.l), 0, 6, result);
   env->PopLocalFrame(nullptr);

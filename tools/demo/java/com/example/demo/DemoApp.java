@@ -37,6 +37,20 @@ public final class DemoApp {
   private static String startConfig = "demo.json";
   private static boolean noopPrinter;
 
+  // The in-process A/B benchmark (benchAB); abSlices == 0 outside it.
+  private static long abSettleMs;  // after each flag switch, before a slice is measured
+  private static final int[] AB_ORDER = {1, 0, 0, 1};  // on, off, off, on: a linear drift cancels per group
+  private static final int AB_FIELDS = 6;
+  private static String abOnConfig;
+  private static String abOffConfig;
+  private static int abSlices;
+  private static long abSliceMs;
+  private static long[] abResult;
+  private static final long[] abBefore = new long[3];
+  private static final long[] abNow = new long[3];
+  private static long abWallBefore;
+  private static long abTouchesBefore;
+
   private static Handler handler;       // ordinary (synchronous) messages
   private static Handler scriptHandler; // the script's steps are asynchronous: the leaked barrier must not hold them
   private static long t0;
@@ -85,6 +99,95 @@ public final class DemoApp {
     return run(configDirectory, "", jankprobe, false, runMs);
   }
 
+  /**
+   * The in-process A/B benchmark: one JVM, jankprobe loaded and started with {@code onConfig}; after a
+   * warm-up of {@code warmMs} (in which the flag is switched off and on once, so that both paths are loaded
+   * and compiled), {@code slices} slices alternate between {@code onConfig} and {@code offConfig} (every
+   * monitor off) through JankProbe.configure, the remote-flag path, in groups of four: on, off, off, on.
+   * Each slice applies its flag, lets it settle {@code settleMs} (hooks going in or out, the looper
+   * monitor's frame ticker running until it parks), then measures
+   * {@code sliceMs} of the unchanged app. Returns AB_FIELDS longs per slice: {on ? 1 : 0, main-thread CPU
+   * ns, wall ns, instructions, cycles, touches finished} (instructions and cycles -1 when not counted).
+   * Unlike separate processes, both sides share the JVM, its JIT state, heap and the host's slow drift.
+   */
+  public static long[] benchAB(String configDirectory, String onConfig, String offConfig, long warmMs,
+                               long settleMs, long sliceMs, int slices) throws InterruptedException {
+    startConfig = onConfig;
+    abSettleMs = settleMs;
+    abOnConfig = onConfig;
+    abOffConfig = offConfig;
+    abSliceMs = sliceMs;
+    abSlices = slices - slices % AB_ORDER.length;
+    if (abSlices <= 0) throw new IllegalArgumentException("benchAB needs at least " + AB_ORDER.length + " slices");
+    abResult = new long[abSlices * AB_FIELDS];
+    warmupMs = warmMs;
+    run(configDirectory, "", true, false, 0);
+    return abResult;
+  }
+
+  private static void scheduleAB() {
+    final String counted = DemoHost.openCounters();
+    DemoHost.log("ab: hardware counters: " + counted);
+    final String on = readConfig(abOnConfig);
+    final String off = readConfig(abOffConfig);
+    // Warm-up: off and on once, then the rest of the warm-up with the flag on.
+    at(warmupMs / 3, new Runnable() {
+      @Override
+      public void run() { configureOrDie(off); }
+    });
+    at(2 * warmupMs / 3, new Runnable() {
+      @Override
+      public void run() { configureOrDie(on); }
+    });
+    final long step = abSettleMs + abSliceMs;
+    for (int i = 0; i < abSlices; i++) {
+      final int slice = i;
+      final boolean isOn = AB_ORDER[i % AB_ORDER.length] == 1;
+      final long sliceStart = warmupMs + i * step;
+      at(sliceStart, new Runnable() {
+        @Override
+        public void run() {
+          if (slice > 0) endSlice(slice - 1);
+          configureOrDie(isOn ? on : off);
+        }
+      });
+      at(sliceStart + abSettleMs, new Runnable() {
+        @Override
+        public void run() { startSlice(slice, isOn); }
+      });
+    }
+    at(warmupMs + abSlices * step, new Runnable() {
+      @Override
+      public void run() {
+        endSlice(abSlices - 1);
+        end();
+      }
+    });
+  }
+
+  private static void configureOrDie(String config) {
+    final int rc = JankProbe.configure(config);
+    if (rc != 0) throw new IllegalStateException("configure() = " + rc + ": " + JankProbe.lastError());
+  }
+
+  private static void startSlice(int slice, boolean isOn) {
+    abResult[slice * AB_FIELDS] = isOn ? 1 : 0;
+    abTouchesBefore = InputReceiver.finished();
+    abWallBefore = System.nanoTime();
+    DemoHost.counters(abBefore);
+  }
+
+  private static void endSlice(int slice) {
+    DemoHost.counters(abNow);
+    final long wall = System.nanoTime() - abWallBefore;
+    final int at = slice * AB_FIELDS;
+    abResult[at + 1] = abNow[0] - abBefore[0];
+    abResult[at + 2] = wall;
+    abResult[at + 3] = abNow[1] < 0 ? -1 : abNow[1] - abBefore[1];
+    abResult[at + 4] = abNow[2] < 0 ? -1 : abNow[2] - abBefore[2];
+    abResult[at + 5] = InputReceiver.finished() - abTouchesBefore;
+  }
+
   static String readConfig(String name) {
     try {
       return new String(Files.readAllBytes(Paths.get(configDir, name)), StandardCharsets.UTF_8);
@@ -117,7 +220,9 @@ public final class DemoApp {
     ticker.start();
     t0 = SystemClock.uptimeMillis();
     cpuAtStart = DemoHost.threadCpuNs();
-    if (withFaults) {
+    if (abSlices > 0) {
+      scheduleAB();
+    } else if (withFaults) {
       scheduleScript();
       at(SAFETY_END_AT, new Runnable() {
         @Override

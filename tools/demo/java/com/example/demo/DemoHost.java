@@ -20,6 +20,15 @@ final class DemoHost {
   /** CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID), in ns. */
   static native long threadCpuNs();
 
+  /**
+   * Opens hardware counters (instructions, cycles) for the calling thread: "user+kernel" or "user" for what
+   * they count, or "unavailable: why" (then counters() fills -1 for them).
+   */
+  static native String openCounters();
+
+  /** The calling thread's {CPU ns, instructions, cycles} (the last two -1 when not counted). */
+  static native void counters(long[] out);
+
   /** InputConsumer.consume through libinput.so (recvfrom): 1 with {seq, action, consume_time}, 0 none, <0 error. */
   static native int consume(long[] out);
 

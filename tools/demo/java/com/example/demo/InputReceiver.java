@@ -27,6 +27,7 @@ final class InputReceiver {
   private static boolean frameScheduled;
   private static final long[] out = new long[3];
   private static volatile int consumeErrors;
+  private static long finished;  // main thread only
 
   /** Called on the main thread during app start-up. */
   static void attach(Looper looper, TouchView v) {
@@ -38,6 +39,9 @@ final class InputReceiver {
   }
 
   static int consumeErrors() { return consumeErrors; }
+
+  /** Touches finished so far (main thread). */
+  static long finished() { return finished; }
 
   /** The fd watcher's thread: the channel became readable. */
   static void onFdReadable() {
@@ -85,6 +89,7 @@ final class InputReceiver {
       final TouchEvent e = pending.get(i);
       view.onTouchEvent(e);
       DemoHost.finish(e.seq, e.consumeTime);
+      finished++;
     }
     pending.clear();
     // Read again only now: what arrived while this batch waited for its frame is the next batch, so a
