@@ -1,3 +1,9 @@
+# One section per function and per object, so that the shared library's link (--gc-sections, lib/) drops
+# whatever no exported function, JNI entry or static initialiser reaches, and what remains is packed closer.
+function(jp_gc_sections target)
+  target_compile_options(${target} PRIVATE -ffunction-sections -fdata-sections)
+endfunction()
+
 # One static library per capability folder, from every .cc in it (so adding a file needs no CMake edit).
 # Everything is compiled with hidden visibility: only functions marked JP_EXPORT leave libjankprobe.so.
 function(jp_add_component name)
@@ -9,6 +15,7 @@ function(jp_add_component name)
     set_target_properties(${name} PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
     target_link_libraries(${name} PUBLIC ${ARG_LIBS})
     jp_strict_warnings(${name})
+    jp_gc_sections(${name})
   else()
     add_library(${name} INTERFACE)
     target_include_directories(${name} INTERFACE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include)
