@@ -11,6 +11,7 @@
 
 #include "hook/clock.h"
 #include "hook/monitor.h"
+#include "input/event_clock.h"
 #include "input/input_monitor.h"
 #include "input/input_tracker.h"
 #include "jankprobe/jankprobe.h"
@@ -130,6 +131,16 @@ void MonotonicClock(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(jp::hook::MonotonicNs());
 }
 BENCHMARK(MonotonicClock);
+
+// What the proxies read instead (input/event_clock.h): the CPU counter scaled to CLOCK_MONOTONIC ns, or
+// clock_gettime where the counter is not validated (the label says which).
+void EventClockNow(benchmark::State& state) {
+  jp::input::EventClock clock;
+  clock.Init();
+  state.SetLabel(clock.source());
+  for (auto _ : state) benchmark::DoNotOptimize(clock.NowNs());
+}
+BENCHMARK(EventClockNow);
 
 }  // namespace
 

@@ -74,6 +74,7 @@ class InputMonitor : public hook::MonitorImpl {
       out += std::string(i ? "," : "") + Quoted(p[i].symbol) + ":" + Quoted(ProxyStateName(install_.state[i]));
     }
     out += "},\"hot_path_fence\":" + Quoted(InputTracker::Get().FenceMode());
+    out += ",\"clock\":" + InputTracker::Get().ClockJson();
     out += ",\"counters\":" + InputTracker::Get().CountersJson();
     if (!remove_errors_.empty()) out += ",\"remove_errors\":" + Quoted(remove_errors_);
     return out + "}";

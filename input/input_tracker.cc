@@ -32,6 +32,7 @@ void InputTracker::Enable(const Settings& s) {
   if (stacks_.size() != PendingEvents::kSlots) stacks_.resize(PendingEvents::kSlots);
   std::string why;
   fence_note_ = fence_.Init(&why) ? "membarrier" : why;
+  clock_.Init();  // no hot path runs yet: enabled_ is published below
   gate_.ProposeOwner(s.context ? s.context->main_tid : 0);
   layout_ = s.layout;
   context_ = s.context;
@@ -151,7 +152,7 @@ void InputTracker::ReceivedFdMode(bool owner, uint32_t tid, int fd) noexcept {
 }
 
 void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev) noexcept {
-  const uint64_t now = hook::MonotonicNs();
+  const uint64_t now = clock_.NowNs();
   const int index = pending_.Claim(owner, fd, ev ? ev->seq : 0);
   if (index < 0) {
     table_full_.fetch_add(1, std::memory_order_relaxed);
@@ -189,7 +190,7 @@ void InputTracker::OnSent(int fd, const void* buf, ssize_t n) noexcept {
 void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept {
   if (layout_ == nullptr || (channels_.AnyFdMode() && channels_.IsFdMode(fd))) {
     const int index = pending_.TakeFdMode(owner, fd);
-    if (index >= 0) Finish(owner, index, hook::MonotonicNs());
+    if (index >= 0) Finish(owner, index, clock_.NowNs());
     return;
   }
   FinishedSignal f;
@@ -198,7 +199,7 @@ void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept
     rejected_sent_[static_cast<int>(v)].Add(owner);
     return;
   }
-  const uint64_t now = hook::MonotonicNs();
+  const uint64_t now = clock_.NowNs();
   const int index = pending_.Take(owner, fd, f.seq);
   if (index < 0) {
     unmatched_finished_.Add(owner);

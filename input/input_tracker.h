@@ -9,7 +9,7 @@
 // and all report building run on the watchdog thread.
 //
 // Hot-path cost, and why it is what it is (BENCHMARKS.md, "Input monitor"): per event the owner thread
-// (InFlightGate) pays two clock reads and the timeline's append (one fetch_add + one CAS); everything
+// (InFlightGate) pays two clock reads (EventClock: the CPU counter, not clock_gettime) and the timeline's append (one fetch_add + one CAS); everything
 // else is plain loads and stores, ordered against the watchdog by an AsymmetricFence. The deadline is armed
 // lazily (only when no earlier one is armed) and the watchdog scans the table when it fires, instead of
 // an arm + disarm per event.
@@ -26,6 +26,7 @@
 #include "hook/monitor.h"
 #include "input/asymmetric_fence.h"
 #include "input/channel_table.h"
+#include "input/event_clock.h"
 #include "input/in_flight_gate.h"
 #include "input/input_message.h"
 #include "input/pending_events.h"
@@ -53,6 +54,8 @@ class InputTracker {
   bool enabled() const noexcept { return enabled_.load(std::memory_order_acquire); }
   // "membarrier" when the owner's hot path runs without fences, else why it uses full fences.
   std::string FenceMode() const;
+  // The event clock's source, why it is clock_gettime if it is, and its checks (JSON object).
+  std::string ClockJson() const { return clock_.StatusJson(); }
 
   // Hot paths: called by the proxies after the original call returned (errno is preserved).
   // capacity: the length the caller asked recv for.
@@ -107,6 +110,8 @@ class InputTracker {
   std::atomic<bool> enabled_{false};
   AsymmetricFence fence_;
   InFlightGate gate_{&fence_};
+  // Event timestamps (read and finish): CLOCK_MONOTONIC from the CPU counter where it is validated.
+  EventClock clock_;
   std::string fence_note_;  // control path only
   // Due time of the monitor deadline that is armed (UINT64_MAX: none). Lowered by CAS from the hot path,
   // reset by the callback that fires for it; see LowerDeadline and OnMonitorDeadline.

@@ -67,10 +67,10 @@ const Record* FindRecord(const std::vector<Record>& records, int fd, uint32_t se
 void ExpectRecordMatches(const std::vector<Record>& records, const Seen& s) {
   const Record* r = FindRecord(records, s.fd, s.seq);
   ASSERT_NE(r, nullptr) << "no record for fd " << s.fd << " seq " << s.seq;
-  EXPECT_GE(r->ts_ns, s.before_recv);
-  EXPECT_LE(r->ts_ns, s.after_recv);
-  EXPECT_GE(r->ts_ns + r->dur_ns, s.before_finish);
-  EXPECT_LE(r->ts_ns + r->dur_ns, s.after_finish);
+  EXPECT_GE(r->ts_ns + kClockBoundNs, s.before_recv);
+  EXPECT_LE(r->ts_ns, s.after_recv + kClockBoundNs);
+  EXPECT_GE(r->ts_ns + r->dur_ns + kClockBoundNs, s.before_finish);
+  EXPECT_LE(r->ts_ns + r->dur_ns, s.after_finish + kClockBoundNs);
   if (s.scripted_handle_ns > 0) {
     // The app slept to an absolute time; what it overslept is measured, the rest must match the script.
     // The proxy's own timestamps fall somewhere inside the recv and finish calls: a thread preempted
@@ -191,12 +191,14 @@ TEST_P(InputGroundTruth, HandleAndDispatchWithinOneMsOfTheScript) {
     EXPECT_STREQ(f["action"].GetString(), names[i]);
     const double dispatch_lo = static_cast<double>(static_cast<int64_t>(s.before_recv) - s.event_time) / 1e6;
     const double dispatch_hi = static_cast<double>(static_cast<int64_t>(s.after_recv) - s.event_time) / 1e6;
-    EXPECT_GE(f["dispatch_ms"].GetDouble(), dispatch_lo - 1e-6);
-    EXPECT_LE(f["dispatch_ms"].GetDouble(), dispatch_hi + 1e-6);
+    EXPECT_GE(f["dispatch_ms"].GetDouble(), dispatch_lo - kClockBoundMs - 1e-6);
+    EXPECT_LE(f["dispatch_ms"].GetDouble(), dispatch_hi + kClockBoundMs + 1e-6);
     EXPECT_NEAR(f["dispatch_ms"].GetDouble(), static_cast<double>(script[i].dispatch_ns) / 1e6,
                 kMsTolerance + (dispatch_hi - static_cast<double>(script[i].dispatch_ns) / 1e6));
-    EXPECT_GE(f["handle_ms"].GetDouble(), static_cast<double>(s.before_finish - s.after_recv) / 1e6 - 1e-6);
-    EXPECT_LE(f["handle_ms"].GetDouble(), static_cast<double>(s.after_finish - s.before_recv) / 1e6 + 1e-6);
+    EXPECT_GE(f["handle_ms"].GetDouble(),
+              static_cast<double>(s.before_finish - s.after_recv) / 1e6 - 2 * kClockBoundMs - 1e-6);
+    EXPECT_LE(f["handle_ms"].GetDouble(),
+              static_cast<double>(s.after_finish - s.before_recv) / 1e6 + 2 * kClockBoundMs + 1e-6);
     if (lc.api >= 31) {
       ASSERT_TRUE(f.HasMember("consume_ms"));
       EXPECT_NEAR(f["consume_ms"].GetDouble(), static_cast<double>(s.consume_time - s.event_time) / 1e6, 1e-3);
@@ -493,7 +495,7 @@ TEST_F(InputMonitorTest, StuckEventCapturesTheStackWhileStuckAndReportsOnce) {
     std::lock_guard<std::mutex> lock(h.mu);
     ASSERT_EQ(h.capture_times.size(), 1u);
     // Captured after lag_ms from the read and before the finish: while the app was stuck.
-    EXPECT_GE(h.capture_times[0], stuck.before_recv + 40 * hook::kNsPerMs);
+    EXPECT_GE(h.capture_times[0] + kClockBoundNs, stuck.before_recv + 40 * hook::kNsPerMs);
     EXPECT_LT(h.capture_times[0], stuck.before_finish);
   }
   ExpectRecordMatches(InputRecords(), stuck);
@@ -518,7 +520,7 @@ TEST_F(InputMonitorTest, StillUnfinishedAtAnrMsGivesAnInputAnrRightAway) {
   const auto anrs = h.Reports("input_anr", 1, 3000);
   const uint64_t seen_at = hook::MonotonicNs();
   ASSERT_EQ(anrs.size(), 1u);
-  EXPECT_GE(seen_at, s.before_recv + 250 * hook::kNsPerMs);
+  EXPECT_GE(seen_at + kClockBoundNs, s.before_recv + 250 * hook::kNsPerMs);
   EXPECT_GE(anrs[0]["dur_ms"].GetDouble(), 250.0 - 1e-6);
   EXPECT_FALSE(anrs[0]["finished"].GetBool());
   EXPECT_TRUE(anrs[0]["stack_captured_while_stuck"].GetBool());
@@ -552,10 +554,10 @@ TEST_F(InputMonitorTest, UnknownReleaseFallsBackToFdTimingNeverGuessingFields) {
   ASSERT_EQ(fd_records.size(), 1u);
   EXPECT_EQ(fd_records[0].mode, "fd");
   EXPECT_EQ(fd_records[0].seq, -1) << "no seq may be decoded without a layout";
-  EXPECT_GE(fd_records[0].ts_ns, s.before_recv);
-  EXPECT_LE(fd_records[0].ts_ns, s.after_recv);
-  EXPECT_GE(fd_records[0].ts_ns + fd_records[0].dur_ns, s.before_finish);
-  EXPECT_LE(fd_records[0].ts_ns + fd_records[0].dur_ns, s.after_finish);
+  EXPECT_GE(fd_records[0].ts_ns + kClockBoundNs, s.before_recv);
+  EXPECT_LE(fd_records[0].ts_ns, s.after_recv + kClockBoundNs);
+  EXPECT_GE(fd_records[0].ts_ns + fd_records[0].dur_ns + kClockBoundNs, s.before_finish);
+  EXPECT_LE(fd_records[0].ts_ns + fd_records[0].dur_ns, s.after_finish + kClockBoundNs);
   jpfx_channel_close(ch);
 }
 
@@ -635,10 +637,10 @@ TEST_F(InputMonitorTest, SwitchingInputOffAndOnWhileEventsFlow) {
     for (const Seen& s : seen) {
       if (s.seq == r.seq && r.fd == s.fd) {
         matched = true;
-        EXPECT_GE(r.ts_ns, s.before_recv);
-        EXPECT_LE(r.ts_ns, s.after_recv);
-        EXPECT_GE(r.ts_ns + r.dur_ns, s.before_finish);
-        EXPECT_LE(r.ts_ns + r.dur_ns, s.after_finish);
+        EXPECT_GE(r.ts_ns + kClockBoundNs, s.before_recv);
+        EXPECT_LE(r.ts_ns, s.after_recv + kClockBoundNs);
+        EXPECT_GE(r.ts_ns + r.dur_ns + kClockBoundNs, s.before_finish);
+        EXPECT_LE(r.ts_ns + r.dur_ns, s.after_finish + kClockBoundNs);
       }
     }
     EXPECT_TRUE(matched) << "record seq " << r.seq;

@@ -1,0 +1,292 @@
+#include "input/event_clock.h"
+
+#include <errno.h>
+#include <time.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace jp::input {
+namespace {
+
+uint64_t AbsDiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
+
+#if defined(__x86_64__)
+// The kernel's own verdict on the TSC: it switches the clocksource away from tsc when it finds the TSCs
+// out of step across CPUs or unstable (its watchdog compares it with HPET/ACPI PM timer), so "tsc" there
+// means CLOCK_MONOTONIC is this very counter, scaled. Android's SELinux policy may hide sysfs from apps:
+// then the CPU's own promise (constant rate, not stopping in deep C-states) is what we have.
+bool CounterTrusted(std::string* why) {
+  std::ifstream cs("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::string source;
+  if (cs && std::getline(cs, source)) {
+    if (source == "tsc") return true;
+    *why = "clocksource is " + source + ", not tsc: the kernel does not trust the TSC";
+    return false;
+  }
+  std::ifstream info("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(info, line)) {
+    if (line.compare(0, 5, "flags") != 0) continue;
+    std::istringstream words(line);
+    bool constant = false, nonstop = false;
+    for (std::string w; words >> w;) {
+      constant |= w == "constant_tsc";
+      nonstop |= w == "nonstop_tsc";
+    }
+    if (constant && nonstop) return true;
+    *why = std::string("clocksource unreadable and the TSC is not invariant (") +
+           (constant ? "" : "no constant_tsc ") + (nonstop ? "" : "no nonstop_tsc") + ")";
+    return false;
+  }
+  *why = "clocksource and /proc/cpuinfo both unreadable: cannot tell whether the TSC is invariant";
+  return false;
+}
+
+bool RateSane(double hz, std::string* why) {
+  if (hz >= 1e8 && hz <= 2e10) return true;
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "TSC rate %.1f MHz outside 100..20000 MHz", hz / 1e6);
+  *why = buf;
+  return false;
+}
+#elif defined(__aarch64__)
+// The generic timer is architecturally required to count at a constant rate and in step across CPUs;
+// EL0 reads of CNTVCT_EL0 are what bionic's vDSO does. CNTFRQ_EL0 is set by firmware, which has been
+// known to get it wrong: the measured rate must agree with it.
+bool CounterTrusted(std::string*) { return true; }
+
+bool RateSane(double hz, std::string* why) {
+  uint64_t frq;
+  __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(frq));
+  if (frq != 0 && hz > 0.99 * static_cast<double>(frq) && hz < 1.01 * static_cast<double>(frq)) return true;
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "CNTVCT_EL0 measured at %.3f MHz, CNTFRQ_EL0 says %.3f MHz", hz / 1e6,
+                static_cast<double>(frq) / 1e6);
+  *why = buf;
+  return false;
+}
+#endif
+
+std::atomic<const EventClock::Options*> g_test_options{nullptr};
+
+void SleepNs(uint64_t ns) {
+  timespec ts{static_cast<time_t>(ns / hook::kNsPerSec), static_cast<long>(ns % hook::kNsPerSec)};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+}  // namespace
+
+bool EventClock::TakeSample(Sample* out) noexcept {
+#if JP_EVENT_CLOCK_HAS_COUNTER
+  const uint64_t c1 = ReadCounter();
+  const uint64_t ns = hook::MonotonicNs();
+  const uint64_t c2 = ReadCounter();
+  out->counter = c1 + (c2 - c1) / 2;
+  out->ns = ns;
+  // Backwards: the thread moved to a CPU whose counter is behind. Wide: it was interrupted in between,
+  // and the pair could be off by the interruption.
+  return c2 >= c1;
+#else
+  (void)out;
+  return false;
+#endif
+}
+
+void EventClock::SetOptionsForTest(const Options* options) noexcept {
+  g_test_options.store(options, std::memory_order_release);
+}
+
+bool EventClock::Init() {
+  const Options* test = g_test_options.load(std::memory_order_acquire);
+  return Init(test ? *test : Options{});
+}
+
+bool EventClock::Init(const Options& options) {
+  counter_.store(false, std::memory_order_seq_cst);
+  reanchor_ns_ = options.reanchor_ns;
+  note_.clear();
+  reanchors_.store(0, std::memory_order_relaxed);
+  checked_.store(0, std::memory_order_relaxed);
+  max_error_ns_.store(0, std::memory_order_relaxed);
+  fallback_value_.store(0, std::memory_order_relaxed);
+  if (options.force_fallback != nullptr) {
+    note_ = options.force_fallback;
+    FallBack(Fallback::kForced, 0);
+    return false;
+  }
+#if !JP_EVENT_CLOCK_HAS_COUNTER
+  FallBack(Fallback::kNoCounter, 0);
+  return false;
+#else
+  if (!CounterTrusted(&note_)) {
+    FallBack(Fallback::kNotTrusted, 0);
+    return false;
+  }
+  // Two pairs ~2 ms apart, each the tightest of a few tries; every sample must move both clocks forward.
+  auto best_of = [this](Sample* best, Sample* last) {
+    uint64_t best_width = UINT64_MAX;
+    for (int i = 0; i < 16; ++i) {
+      const uint64_t c1 = ReadCounter();
+      Sample s;
+      const bool ok = TakeSample(&s);
+      const uint64_t width = ReadCounter() - c1;
+      if (!ok || (last->ns != 0 && (s.counter <= last->counter || s.ns < last->ns))) {
+        note_ = "counter not monotonic at calibration";
+        return false;
+      }
+      *last = s;
+      if (width < best_width) {
+        best_width = width;
+        *best = s;
+      }
+    }
+    return true;
+  };
+  Sample a{}, b{}, last{};
+  if (!best_of(&a, &last)) {
+    FallBack(Fallback::kCalibration, 0);
+    return false;
+  }
+  SleepNs(2 * hook::kNsPerMs);
+  if (!best_of(&b, &last) || b.counter <= a.counter || b.ns <= a.ns) {
+    if (note_.empty()) note_ = "counter not monotonic at calibration";
+    FallBack(Fallback::kCalibration, 0);
+    return false;
+  }
+  const uint64_t dc = b.counter - a.counter, dns = b.ns - a.ns;
+  const double hz = static_cast<double>(dc) * 1e9 / static_cast<double>(dns);
+  if (!RateSane(hz, &note_)) {
+    FallBack(Fallback::kCalibration, 0);
+    return false;
+  }
+  uint64_t mult = static_cast<uint64_t>((static_cast<unsigned __int128>(dns) << kShift) / dc);
+  if (options.skew_ppm != 0) {
+    mult = static_cast<uint64_t>(static_cast<__int128>(mult) * (1000000 + options.skew_ppm) / 1000000);
+  }
+  // A pair whose two counter reads are further apart than 1/10 of the bound was interrupted.
+  max_sample_ticks_ = static_cast<uint64_t>(hz * static_cast<double>(kBoundNs) / 10 / 1e9);
+  const uint32_t s = seq_.load(std::memory_order_relaxed);
+  seq_.store(s + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  base_counter_.store(b.counter, std::memory_order_relaxed);
+  base_ns_.store(b.ns, std::memory_order_relaxed);
+  mult_.store(mult, std::memory_order_relaxed);
+  limit_ticks_.store(static_cast<uint64_t>(hz * static_cast<double>(reanchor_ns_) / 1e9), std::memory_order_relaxed);
+  seq_.store(s + 2, std::memory_order_release);
+  fallback_.store(static_cast<uint32_t>(Fallback::kNone), std::memory_order_relaxed);
+  counter_.store(true, std::memory_order_seq_cst);
+  return true;
+#endif
+}
+
+uint64_t EventClock::Slow() noexcept {
+#if JP_EVENT_CLOCK_HAS_COUNTER
+  if (!counter_.load(std::memory_order_relaxed)) return hook::MonotonicNs();
+  // One re-anchoring thread at a time; the others (and readers that saw it mid-write) just use
+  // clock_gettime meanwhile.
+  uint32_t s = seq_.load(std::memory_order_relaxed);
+  if ((s & 1) != 0 || !seq_.compare_exchange_strong(s, s + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    return hook::MonotonicNs();
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+  Sample now;
+  const uint64_t c1 = ReadCounter();
+  const bool ok = TakeSample(&now) && ReadCounter() - c1 <= 2 * max_sample_ticks_;
+  if (!ok) {  // interrupted or migrated: keep the old anchor, try again on the next read
+    seq_.store(s + 2, std::memory_order_release);
+    return now.ns;
+  }
+  const uint64_t base_c = base_counter_.load(std::memory_order_relaxed);
+  const uint64_t base_ns = base_ns_.load(std::memory_order_relaxed);
+  const uint64_t mult = mult_.load(std::memory_order_relaxed);
+  const uint64_t limit = limit_ticks_.load(std::memory_order_relaxed);
+  uint64_t new_mult = mult;
+  if (now.counter > base_c && now.ns > base_ns && now.counter - base_c <= 2 * limit) {
+    // The anchor was used up to here: how far off would it have been now?
+    const uint64_t d = now.counter - base_c;
+    const uint64_t extrapolated = base_ns + static_cast<uint64_t>((static_cast<unsigned __int128>(d) * mult) >> kShift);
+    const uint64_t err = AbsDiff(extrapolated, now.ns);
+    checked_.fetch_add(1, std::memory_order_relaxed);
+    if (err > max_error_ns_.load(std::memory_order_relaxed)) max_error_ns_.store(err, std::memory_order_relaxed);
+    if (err > kBoundNs) {
+      FallBack(Fallback::kError, err);
+      seq_.store(s + 2, std::memory_order_release);
+      return now.ns;
+    }
+    // The rate over this interval follows NTP's current correction; too short an interval is noise.
+    if (d >= limit / 5) {
+      new_mult = static_cast<uint64_t>((static_cast<unsigned __int128>(now.ns - base_ns) << kShift) / d);
+    }
+  }
+  base_counter_.store(now.counter, std::memory_order_relaxed);
+  base_ns_.store(now.ns, std::memory_order_relaxed);
+  mult_.store(new_mult, std::memory_order_relaxed);
+  seq_.store(s + 2, std::memory_order_release);
+  reanchors_.fetch_add(1, std::memory_order_relaxed);
+  return now.ns;
+#else
+  return hook::MonotonicNs();
+#endif
+}
+
+void EventClock::FallBack(Fallback why, uint64_t value) noexcept {
+  fallback_value_.store(value, std::memory_order_relaxed);
+  fallback_.store(static_cast<uint32_t>(why), std::memory_order_release);
+  counter_.store(false, std::memory_order_release);
+}
+
+const char* EventClock::source() const noexcept {
+  if (!counter_.load(std::memory_order_acquire)) return "clock_gettime";
+#if defined(__x86_64__)
+  return "tsc";
+#else
+  return "cntvct";
+#endif
+}
+
+std::string EventClock::why() const {
+  const uint64_t v = fallback_value_.load(std::memory_order_relaxed);
+  switch (static_cast<Fallback>(fallback_.load(std::memory_order_acquire))) {
+    case Fallback::kNone: return counter_.load() ? "" : "clock_gettime";
+    case Fallback::kNotInitialised: return "not calibrated";
+    case Fallback::kForced: return note_;
+    case Fallback::kNoCounter: return "no validated CPU counter on this ABI: clock_gettime";
+    case Fallback::kNotTrusted:
+    case Fallback::kCalibration: return note_ + ": clock_gettime";
+    case Fallback::kError:
+      return "counter was " + std::to_string(v) + " ns off CLOCK_MONOTONIC at a re-anchor (bound " +
+             std::to_string(kBoundNs) + " ns): clock_gettime from then on";
+  }
+  return "?";
+}
+
+EventClock::Stats EventClock::stats() const noexcept {
+  Stats st;
+  st.reanchors = reanchors_.load(std::memory_order_relaxed);
+  st.checked = checked_.load(std::memory_order_relaxed);
+  st.max_error_ns = max_error_ns_.load(std::memory_order_relaxed);
+  const uint64_t mult = mult_.load(std::memory_order_relaxed);
+  st.counter_mhz = mult ? static_cast<double>(uint64_t{1} << kShift) / static_cast<double>(mult) * 1e3 : 0;
+  return st;
+}
+
+std::string EventClock::StatusJson() const {
+  std::string w = why();
+  std::string quoted;
+  for (char c : w) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+  }
+  const Stats st = stats();
+  char buf[160];
+  std::snprintf(buf, sizeof buf, ",\"bound_ns\":%llu,\"reanchors\":%llu,\"max_error_ns\":%llu,\"counter_mhz\":%.3f}",
+                static_cast<unsigned long long>(kBoundNs), static_cast<unsigned long long>(st.reanchors),
+                static_cast<unsigned long long>(st.max_error_ns), st.counter_mhz);
+  return std::string("{\"source\":\"") + source() + "\",\"why\":\"" + quoted + "\"" + buf;
+}
+
+}  // namespace jp::input

@@ -1,0 +1,183 @@
+// EventClock against its contract: every value within kBoundNs of clock_gettime(CLOCK_MONOTONIC), across
+// many re-anchors and from several threads at once; validation failures and the re-anchor check fall
+// back to clock_gettime and say why; the input monitor's status shows which clock it stamps with.
+#include "input/event_clock.h"
+
+#include <gtest/gtest.h>
+#include <time.h>
+
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hook/clock.h"
+#include "tests/fixtures/libinput/input_channel.h"
+#include "tests/input/input_harness.h"
+
+namespace jp::input {
+namespace {
+
+constexpr uint64_t kBound = EventClock::kBoundNs;
+
+void SleepNs(uint64_t ns) {
+  timespec ts{static_cast<time_t>(ns / hook::kNsPerSec), static_cast<long>(ns % hook::kNsPerSec)};
+  nanosleep(&ts, nullptr);
+}
+
+// Where the kernel itself scales the TSC into CLOCK_MONOTONIC, calibration has no reason to fail.
+bool HostClocksourceIsTsc() {
+  std::ifstream f("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::string s;
+  return f && std::getline(f, s) && s == "tsc";
+}
+
+// Reads clock between two clock_gettime calls for duration_ns, napping at random now and then so that
+// reads land at every distance from the anchor; returns how many reads it checked.
+int CheckBound(EventClock* clock, uint64_t duration_ns, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const uint64_t end = hook::MonotonicNs() + duration_ns;
+  int reads = 0;
+  while (hook::MonotonicNs() < end) {
+    for (int i = 0; i < 200; ++i, ++reads) {
+      const uint64_t before = hook::MonotonicNs();
+      const uint64_t t = clock->NowNs();
+      const uint64_t after = hook::MonotonicNs();
+      if (t + kBound < before || t > after + kBound) {
+        ADD_FAILURE() << "read " << reads << ": " << t << " outside [" << before << ", " << after << "] +- " << kBound;
+        return reads;
+      }
+    }
+    SleepNs(rng() % (3 * hook::kNsPerMs));
+  }
+  return reads;
+}
+
+TEST(EventClock, WithinTheBoundOfClockGettimeAcrossManyReanchors) {
+  EventClock::Options o;
+  o.reanchor_ns = 5 * hook::kNsPerMs;  // 40 re-anchors in the 200 ms below instead of 4
+  EventClock clock;
+  const bool counter = clock.Init(o);
+  if (HostClocksourceIsTsc()) {
+    ASSERT_TRUE(counter) << clock.why();
+  }
+  const int reads = CheckBound(&clock, 200 * hook::kNsPerMs, 1);
+  EXPECT_GT(reads, 1000);
+  const EventClock::Stats st = clock.stats();
+  if (!counter) {
+    EXPECT_STREQ(clock.source(), "clock_gettime");
+    EXPECT_NE(clock.why(), "");
+    GTEST_SKIP() << "no validated counter here (" << clock.why() << "): only the fallback was checked";
+  }
+  EXPECT_NE(std::string(clock.source()), "clock_gettime");
+  EXPECT_EQ(clock.why(), "");
+  // Re-anchored as it went (each nap of up to 3 ms crosses the 5 ms limit often), and each check of the
+  // extrapolation against clock_gettime stayed inside the bound: that is the error of values returned.
+  EXPECT_GT(st.reanchors, 10u);
+  EXPECT_GT(st.checked, 5u);
+  EXPECT_LE(st.max_error_ns, kBound);
+  EXPECT_GT(st.counter_mhz, 1.0);
+}
+
+TEST(EventClock, WithinTheBoundFromSeveralThreadsWhileTheyReanchor) {
+  EventClock::Options o;
+  o.reanchor_ns = 2 * hook::kNsPerMs;  // threads race to re-anchor often
+  EventClock clock;
+  clock.Init(o);
+  std::vector<std::thread> threads;
+  for (uint32_t i = 0; i < 3; ++i) {
+    threads.emplace_back([&clock, i] { CheckBound(&clock, 150 * hook::kNsPerMs, 100 + i); });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_LE(clock.stats().max_error_ns, kBound);
+}
+
+TEST(EventClock, ForcedFallbackIsClockGettimeItselfAndSaysWhy) {
+  EventClock::Options o;
+  o.force_fallback = "test: counter refused";
+  EventClock clock;
+  EXPECT_FALSE(clock.Init(o));
+  EXPECT_STREQ(clock.source(), "clock_gettime");
+  EXPECT_EQ(clock.why(), "test: counter refused");
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t before = hook::MonotonicNs();
+    const uint64_t t = clock.NowNs();
+    const uint64_t after = hook::MonotonicNs();
+    ASSERT_GE(t, before);  // exactly CLOCK_MONOTONIC: no tolerance
+    ASSERT_LE(t, after);
+  }
+  EXPECT_EQ(clock.stats().reanchors, 0u);
+  EXPECT_NE(clock.StatusJson().find("\"source\":\"clock_gettime\""), std::string::npos) << clock.StatusJson();
+}
+
+TEST(EventClock, AWrongRateIsCaughtAtTheNextReanchorAndFallsBack) {
+  // 5000 ppm off: after 20 ms the extrapolation is ~100 us off, twice the bound. The first re-anchor must
+  // see that, switch to clock_gettime and say by how much.
+  EventClock::Options o;
+  o.reanchor_ns = 20 * hook::kNsPerMs;
+  o.skew_ppm = 5000;
+  EventClock clock;
+  if (!clock.Init(o)) GTEST_SKIP() << "no validated counter here: " << clock.why();
+  const uint64_t end = hook::MonotonicNs() + 100 * hook::kNsPerMs;
+  while (hook::MonotonicNs() < end && std::string(clock.source()) != "clock_gettime") {
+    clock.NowNs();
+    SleepNs(hook::kNsPerMs);
+  }
+  EXPECT_STREQ(clock.source(), "clock_gettime");
+  const std::string why = clock.why();
+  EXPECT_NE(why.find("ns off CLOCK_MONOTONIC"), std::string::npos) << why;
+  const uint64_t off = std::stoull(why.substr(why.find("was ") + 4));
+  EXPECT_GT(off, kBound);
+  EXPECT_LT(off, 400000u) << "5000 ppm over 20..40 ms is 100..200 us";
+  // And from then on it is clock_gettime exactly.
+  const uint64_t before = hook::MonotonicNs();
+  const uint64_t t = clock.NowNs();
+  EXPECT_GE(t, before);
+  EXPECT_LE(t, hook::MonotonicNs());
+}
+
+// Through the plugin: the test hook forces the fallback, the status says so and why, and events are
+// still timed (now with clock_gettime, so exactly inside the brackets).
+TEST(EventClockInMonitor, StatusNamesTheClockAndAForcedFallbackStillTimesEvents) {
+  using testing::Harness;
+  using testing::InputDetail;
+  {
+    Harness h;
+    ASSERT_EQ(h.Start(1000, 5000, 33), JANKPROBE_OK) << jankprobe_last_error();
+    const std::string source = InputDetail("clock", "source");
+    if (HostClocksourceIsTsc()) {
+      EXPECT_EQ(source, "tsc");
+    }
+    EXPECT_EQ(InputDetail("clock", "bound_ns"), std::to_string(kBound));
+    h.Stop();
+  }
+  EventClock::Options forced;
+  forced.force_fallback = "test: forced by the harness";
+  EventClock::SetOptionsForTest(&forced);
+  Harness h;
+  ASSERT_EQ(h.Start(1000, 5000, 33), JANKPROBE_OK) << jankprobe_last_error();
+  EXPECT_EQ(InputDetail("clock", "source"), "clock_gettime");
+  EXPECT_EQ(InputDetail("clock", "why"), "test: forced by the harness");
+  jpfx_channel* ch = jpfx_channel_open(33, JPFX_IO_BIONIC);
+  ASSERT_NE(ch, nullptr);
+  ASSERT_EQ(jpfx_publish_key(ch, 7, 1, static_cast<int64_t>(hook::MonotonicNs())), 0);
+  jpfx_event ev{};
+  const uint64_t before = hook::MonotonicNs();
+  int r = 0;
+  while ((r = jpfx_consume(ch, &ev)) == 0 && hook::MonotonicNs() < before + 2 * hook::kNsPerSec) {
+  }
+  ASSERT_EQ(r, 1);
+  ASSERT_EQ(jpfx_finish(ch, 7, 1, ev.consume_time), 0);
+  const uint64_t after = hook::MonotonicNs();
+  const std::vector<testing::Record> records = testing::InputRecords();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_GE(records[0].ts_ns, before);
+  EXPECT_LE(records[0].ts_ns + records[0].dur_ns, after);
+  jpfx_channel_close(ch);
+  h.Stop();
+  EventClock::SetOptionsForTest(nullptr);
+}
+
+}  // namespace
+}  // namespace jp::input
