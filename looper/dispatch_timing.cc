@@ -16,74 +16,11 @@
 #include "looper/message_history.h"
 #include "looper/pending_messages.h"
 #include "looper/stack_samples.h"
+#include "looper/timing_state.h"
 
 namespace jp::looper {
-namespace {
-
-// Deadline ids: a tag in the top bits, the message's sequence number below.
-constexpr uint64_t kSampleTag = 0x1009ull << 48;
-constexpr uint64_t kReportTag = 0x100Aull << 48;
-constexpr uint64_t kSeqMask = (1ull << 48) - 1;
-constexpr size_t kReportQueue = 4;        // lagging messages waiting for the watchdog to report them
-constexpr size_t kHistoryFrames = 24;     // frames per sample in the history (the report has them all)
-
-// Line copy: UTF-8 can take 3 bytes per UTF-16 unit. Lines up to kWhole units are copied whole; longer
-// ones as head + tail, which keeps the Handler (front) and callback + what (back).
-constexpr jsize kWhole = 320;
-constexpr jsize kHead = 256;
-constexpr jsize kTail = 64;
-constexpr size_t kLineBuf = 3 * kWhole + 1;
-
-struct Current {
-  uint64_t seq = 0;
-  bool running = false;
-  Dispatch d;
-  uint64_t start_cpu_ns = 0;
-  SampleSet samples;
-  PendingSnapshot pending;
-  bool anr_reported = false;
-};
-
-struct Finished {
-  Dispatch d;
-  PendingSnapshot pending;
-  bool anr_reported = false;
-};
-
-struct Timing {
-  std::atomic<bool> active{false};
-  std::atomic<int> inside{0};
-  std::atomic<const hook::PluginContext*> context{nullptr};
-  std::atomic<uint64_t> lag_ns{700 * hook::kNsPerMs};
-  std::atomic<uint64_t> anr_ns{5000 * hook::kNsPerMs};
-  std::atomic<uint64_t> sample_after_ns{80 * hook::kNsPerMs};
-  std::atomic<uint64_t> sample_interval_ns{52 * hook::kNsPerMs};
-  std::atomic<int> max_frames{64};
-  // Argument keys and the frame record's name, interned at activation.
-  uint16_t key_what = 0, key_cpu = 0, key_target = 0, key_callback = 0;
-  uint16_t key_dropped = 0, key_gap = 0, key_interval = 0, name_frame = 0, key_running = 0;
-
-  std::mutex mu;  // everything below up to the counters
-  Current cur;
-  MessageHistory history;
-  Finished to_report[kReportQueue];
-  size_t to_report_count = 0;
-
-  FrameStats frames;  // main thread only
-
-  std::atomic<uint64_t> messages{0}, lags{0}, anrs{0}, samples{0}, unmatched{0}, reports_dropped{0};
-  std::atomic<uint64_t> frame_count{0}, dropped_frames{0}, janky_frames{0}, refresh_ns{0};
-};
+namespace internal {
 Timing g;
-
-class Inside {
- public:
-  Inside() { g.inside.fetch_add(1, std::memory_order_acq_rel); }
-  ~Inside() { g.inside.fetch_sub(1, std::memory_order_acq_rel); }
-  bool active() const { return g.active.load(std::memory_order_acquire); }
-};
-
-uint64_t ThreadCpuNs() { return hook::ClockNs(CLOCK_THREAD_CPUTIME_ID); }
 
 // Another thread's CPU clock from its kernel tid (what pthread_getcpuclockid computes for a pthread:
 // the per-thread scheduler clock, encoded as (~tid << 3) | 6). 0 when it cannot be read.
@@ -98,6 +35,21 @@ uint64_t CpuNsOfTid(uint32_t tid) {
 uint32_t MainTid(const hook::PluginContext* ctx) {
   return ctx->main_tid ? ctx->main_tid : static_cast<uint32_t>(hook::CurrentTid());
 }
+}  // namespace internal
+
+namespace {
+using namespace internal;  // NOLINT: this file is the printer half of the timing
+
+constexpr size_t kHistoryFrames = 24;     // frames per sample in the history (the report has them all)
+
+// Line copy: UTF-8 can take 3 bytes per UTF-16 unit. Lines up to kWhole units are copied whole; longer
+// ones as head + tail, which keeps the Handler (front) and callback + what (back).
+constexpr jsize kWhole = 320;
+constexpr jsize kHead = 256;
+constexpr jsize kTail = 64;
+constexpr size_t kLineBuf = 3 * kWhole + 1;
+
+uint64_t ThreadCpuNs() { return hook::ClockNs(CLOCK_THREAD_CPUTIME_ID); }
 
 // The dispatch line into buf (NUL-free, returns the length); 0 when it cannot be read.
 size_t CopyLine(JNIEnv* env, jstring line, char* buf) {
@@ -209,6 +161,8 @@ void End(JNIEnv*) {
         f.d = d;
         std::swap(f.pending, g.cur.pending);
         f.anr_reported = g.cur.anr_reported;
+        f.source = ReportSource::kPrinter;
+        f.cpu_window_start_ns = 0;
         queued = true;
       } else {
         g.reports_dropped.fetch_add(1, std::memory_order_relaxed);
@@ -256,14 +210,22 @@ void Frames(JNIEnv*, jlong frame_time_nanos, jint frames) {
   ctx->timeline->Append(e);
 }
 
-const jni::LooperHooks kHooks = {Begin, End, Frame, Frames};
+void Parked(JNIEnv*, jboolean parked) { SetTickerParked(parked == JNI_TRUE); }
 
-// ---- reports (watchdog thread) ----
+const jni::LooperHooks kHooks = {Begin, End, Frame, Frames, Parked};
+
+}  // namespace
+
+// ---- reports (watchdog thread), for both sources ----
+namespace internal {
+namespace {
 
 JNIEnv* WatchdogEnv() {
   std::string why;
   return jni::Vm() ? jni::AttachedEnv(jni::Vm(), "jankprobe-watchdog", &why) : nullptr;
 }
+
+}  // namespace
 
 PendingSnapshot ReadPending() {
   JNIEnv* env = WatchdogEnv();
@@ -275,6 +237,7 @@ PendingSnapshot ReadPending() {
   return ReadPendingMessages(env);
 }
 
+namespace {
 std::string HistoryJson(const hook::PluginContext* ctx, uint64_t now_ns) {
   rapidjson::StringBuffer buf;
   JsonWriter w(buf);
@@ -302,20 +265,37 @@ std::string Name(const hook::PluginContext* ctx, uint16_t id) {
   return ctx->timeline ? std::string(ctx->timeline->strings().Lookup(id)) : std::string();
 }
 
-// type: "message_lag" or "anr_risk". still_running: the message had not ended when this was written.
+}  // namespace
+
 void SubmitReport(const hook::PluginContext* ctx, const char* type, const Dispatch& d, bool still_running,
-                  const SampleSet& samples, const PendingSnapshot& pending, uint64_t now_ns) {
+                  const SampleSet& samples, const PendingSnapshot& pending, uint64_t now_ns, ReportSource source,
+                  uint64_t cpu_window_start_ns) {
   const size_t max_frames = static_cast<size_t>(g.max_frames.load(std::memory_order_relaxed));
   hook::Report r;
   r.type = type;
   r.monitor = "looper";
   r.ts_ns = d.start_ns;
   r.dur_ns = d.wall_ns;
-  r.fields.push_back(hook::ReportField::String("target", Name(ctx, d.target)));
-  r.fields.push_back(hook::ReportField::String("callback", Name(ctx, d.callback)));
-  r.fields.push_back(hook::ReportField::Int("what", d.what));
-  r.fields.push_back(hook::ReportField::Double("wall_ms", static_cast<double>(d.wall_ns) / 1e6));
-  r.fields.push_back(hook::ReportField::Double("cpu_ms", static_cast<double>(d.cpu_ns) / 1e6));
+  if (source == ReportSource::kPrinter) {
+    r.fields.push_back(hook::ReportField::String("source", "printer"));
+    r.fields.push_back(hook::ReportField::String("target", Name(ctx, d.target)));
+    r.fields.push_back(hook::ReportField::String("callback", Name(ctx, d.callback)));
+    r.fields.push_back(hook::ReportField::Int("what", d.what));
+    r.fields.push_back(hook::ReportField::Double("wall_ms", static_cast<double>(d.wall_ns) / 1e6));
+    r.fields.push_back(hook::ReportField::Double("cpu_ms", static_cast<double>(d.cpu_ns) / 1e6));
+  } else {
+    // The gap between two epoll waits: no message identity (the culprit is the samples' key frame), and
+    // CPU only from the first stack sample on (the main thread's clock is read there, not per message).
+    r.fields.push_back(hook::ReportField::String("source", "poll"));
+    r.fields.push_back(hook::ReportField::String("identity", "unknown: timed from the Looper's epoll waits"));
+    r.fields.push_back(hook::ReportField::Double("wall_ms", static_cast<double>(d.wall_ns) / 1e6));
+    if (cpu_window_start_ns > d.start_ns) {
+      const uint64_t end = d.start_ns + d.wall_ns;
+      r.fields.push_back(hook::ReportField::Double("cpu_ms_since_first_sample", static_cast<double>(d.cpu_ns) / 1e6));
+      r.fields.push_back(hook::ReportField::Double(
+          "wall_ms_since_first_sample", static_cast<double>(end > cpu_window_start_ns ? end - cpu_window_start_ns : 0) / 1e6));
+    }
+  }
   r.fields.push_back(hook::ReportField::Bool("still_running", still_running));
   r.fields.push_back(hook::ReportField::Int(
       "threshold_ms", static_cast<int64_t>((std::strcmp(type, "anr_risk") == 0 ? g.anr_ns : g.lag_ns).load() / hook::kNsPerMs)));
@@ -341,6 +321,10 @@ void SubmitReport(const hook::PluginContext* ctx, const char* type, const Dispat
   r.fields.push_back(hook::ReportField::RawJson("history", HistoryJson(ctx, now_ns)));
   ctx->Submit(r);
 }
+
+}  // namespace internal
+
+namespace {
 
 void OnSample(const hook::DeadlineFired& fired, void*) {
   Inside guard;
@@ -387,7 +371,7 @@ void OnSample(const hook::DeadlineFired& fired, void*) {
         d.cpu_ns = cpu_now > g.cur.start_cpu_ns ? cpu_now - g.cur.start_cpu_ns : 0;
       }
       g.anrs.fetch_add(1, std::memory_order_relaxed);
-      SubmitReport(ctx, "anr_risk", d, true, samples, p, now);
+      SubmitReport(ctx, "anr_risk", d, true, samples, p, now, ReportSource::kPrinter);
     }
     if (!still) return;
   }
@@ -401,6 +385,12 @@ void OnSample(const hook::DeadlineFired& fired, void*) {
 void OnReport(const hook::DeadlineFired&, void*) {
   Inside guard;
   if (!guard.active()) return;
+  ReportFinished();
+}
+
+}  // namespace
+
+void internal::ReportFinished() {
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (!ctx) return;
   for (;;) {
@@ -412,10 +402,14 @@ void OnReport(const hook::DeadlineFired&, void*) {
       f.d = g.to_report[0].d;
       std::swap(f.pending, g.to_report[0].pending);
       f.anr_reported = g.to_report[0].anr_reported;
+      f.source = g.to_report[0].source;
+      f.cpu_window_start_ns = g.to_report[0].cpu_window_start_ns;
       for (size_t i = 1; i < g.to_report_count; ++i) {
         g.to_report[i - 1].d = g.to_report[i].d;
         std::swap(g.to_report[i - 1].pending, g.to_report[i].pending);
         g.to_report[i - 1].anr_reported = g.to_report[i].anr_reported;
+        g.to_report[i - 1].source = g.to_report[i].source;
+        g.to_report[i - 1].cpu_window_start_ns = g.to_report[i].cpu_window_start_ns;
       }
       --g.to_report_count;
       // Its samples went into the history entry: copy them from there (newest first).
@@ -434,21 +428,20 @@ void OnReport(const hook::DeadlineFired&, void*) {
     }
     const uint64_t now = hook::MonotonicNs();
     g.lags.fetch_add(1, std::memory_order_relaxed);
-    SubmitReport(ctx, "message_lag", f.d, false, samples, f.pending, now);
+    SubmitReport(ctx, "message_lag", f.d, false, samples, f.pending, now, f.source, f.cpu_window_start_ns);
     if (f.d.wall_ns >= g.anr_ns.load(std::memory_order_relaxed) && !f.anr_reported) {
       g.anrs.fetch_add(1, std::memory_order_relaxed);
-      SubmitReport(ctx, "anr_risk", f.d, false, samples, f.pending, now);
+      SubmitReport(ctx, "anr_risk", f.d, false, samples, f.pending, now, f.source, f.cpu_window_start_ns);
     }
   }
 }
-
-}  // namespace
 
 // The message running right now, for reports raised while it still runs (see hook::InFlightProvider).
 // try_lock: the main thread holds the mutex only for a few stores, and a report must never wait on it.
 static bool RunningMessage(uint64_t now_ns, hook::Event* out, void*) {
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (!ctx || !g.active.load(std::memory_order_acquire)) return false;
+  if (g.poll_active.load(std::memory_order_acquire)) return PollRunningMessage(ctx, now_ns, out);
   std::unique_lock<std::mutex> lock(g.mu, std::try_to_lock);
   if (!lock.owns_lock() || !g.cur.running) return false;
   const Dispatch& d = g.cur.d;
@@ -476,6 +469,9 @@ void ActivateTiming(const hook::PluginContext* context, const Config& config) {
     g.key_interval = t->Intern("interval_ms");
     g.name_frame = t->Intern("frame");
     g.key_running = t->Intern("still_running");
+    g.key_source = t->Intern("source");
+    g.value_poll = t->Intern("poll");
+    g.name_poll = t->Intern("dispatch (poll: no message identity)");
   }
   if (context->reports) context->reports->AddInFlightProvider(&RunningMessage, nullptr);
   {
@@ -484,6 +480,7 @@ void ActivateTiming(const hook::PluginContext* context, const Config& config) {
     g.history = MessageHistory();
     for (Finished& f : g.to_report) f = Finished();
     g.to_report_count = 0;
+    g.poll_cur = PollCurrent();
   }
   g.frames.Reset();
   g.context.store(context, std::memory_order_release);
@@ -518,6 +515,7 @@ void DeactivateTiming() {
     }
     ctx->watchdog->Disarm(kSampleTag | seq);
   }
+  // The poll source is stopped first (looper_monitor.cc); a gap it left open is not sampled any more.
   // Main-thread calls are short; a watchdog callback may be reading the queue through JNI (milliseconds).
   while (g.inside.load(std::memory_order_acquire) != 0) sched_yield();
   g.context.store(nullptr, std::memory_order_release);
@@ -535,6 +533,10 @@ LooperCounters TimingCounters() {
   c.dropped_frames = g.dropped_frames.load(std::memory_order_relaxed);
   c.janky_frames = g.janky_frames.load(std::memory_order_relaxed);
   c.refresh_ms = static_cast<double>(g.refresh_ns.load(std::memory_order_relaxed)) / 1e6;
+  c.poll_gaps = g.poll_gaps.load(std::memory_order_relaxed);
+  c.poll_ring_full = g.poll_ring_full.load(std::memory_order_relaxed);
+  c.ticker_resumes = g.ticker_resumes.load(std::memory_order_relaxed);
+  if (g.poll_active.load(std::memory_order_acquire)) DrainPollGaps();  // the history as of now
   std::lock_guard<std::mutex> lock(g.mu);
   c.history_entries = g.history.size();
   c.history_evicted = g.history.evicted();

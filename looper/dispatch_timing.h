@@ -39,6 +39,9 @@ struct LooperCounters {
   uint64_t dropped_frames = 0;
   uint64_t janky_frames = 0;
   double refresh_ms = 0;
+  uint64_t poll_gaps = 0;       // poll source: main-thread gaps timed
+  uint64_t poll_ring_full = 0;  // ... not added to the history (the watchdog had not drained them)
+  uint64_t ticker_resumes = 0;  // ... parked frame ticker resumed because of a long gap
 };
 
 void ActivateTiming(const hook::PluginContext* context, const Config& config);
@@ -46,6 +49,22 @@ void RetuneTiming(const Config& config);
 // Uninstalls the natives' hooks and waits until no begin/end/frame/watchdog callback is inside the code.
 void DeactivateTiming();
 LooperCounters TimingCounters();
+
+// The poll source (poll_timing.cc): times the main thread's gaps between epoll waits in `library`
+// (PLT hooks on its epoll_wait / epoll_pwait imports). Needs ActivateTiming first. main_thread: the
+// looper's thread (pthread_self() of the main thread), the only one whose gaps count; 0 when not known
+// (started from another thread), then it is learnt from main_tid on the main thread's first wait. False with *why
+// when neither import could be hooked (library not loaded, imports neither, patch failed).
+bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_tid, std::string* why);
+// Puts the GOT slots back and waits until no proxy is inside the timing. Safe to call when not started.
+void StopPollSource();
+// Watchdog: moves the finished gaps into the history (also done by status and reports).
+void DrainPollSource();
+// How many GOT slots the poll hooks hold now (0 when stopped).
+size_t PollSourceSlots();
+// FrameTicker told us it parked / resumed: while parked, a main-thread gap over a quarter frame asks it
+// (through the watchdog) to resume, since no LooperPrinter sees the messages in poll mode.
+void SetTickerParked(bool parked);
 
 }  // namespace jp::looper
 

@@ -1,5 +1,7 @@
 #include "looper/looper_monitor.h"
 
+#include <pthread.h>
+
 #include <mutex>
 #include <string>
 
@@ -39,16 +41,38 @@ class LooperMonitor : public hook::MonitorImpl {
     return true;
   }
 
-  void Retune(const Config& config) override { RetuneTiming(config); }
+  void Retune(const Config& config) override {
+    RetuneTiming(config);
+    if (!running_) return;
+    if (config.looper.source == want_ && config.looper.poll_library == poll_library_) return;
+    // A source switch (remote flag): the new source is started after the old one is gone, so no message
+    // is timed twice; if it cannot start, the old one comes back and the status says why.
+    const LooperSource old_want = want_;
+    const std::string old_library = poll_library_;
+    std::string why;
+    JNIEnv* env = jni::AttachedEnv(jni::Vm(), "jankprobe-control", &why);
+    std::lock_guard<std::mutex> source_lock(source_mu_);
+    StopSource(env);
+    if (ApplySource(env, config.looper.source, config.looper.poll_library, &why)) {
+      SetSourceError(std::string());
+      return;
+    }
+    std::string back;
+    ApplySource(env, old_want, old_library, &back);
+    SetSourceError("switching to looper.source " + std::string(LooperSourceName(config.looper.source)) +
+                   " failed: " + why + "; kept " + LooperSourceName(old_want));
+  }
 
   void Stop() override {
     if (!running_) return;
     if (periodic_ >= 0) context_->watchdog->RemovePeriodic(periodic_);
     periodic_ = -1;
     std::string why;
-    if (JNIEnv* env = jni::AttachedEnv(jni::Vm(), "jankprobe-control", &why)) {
-      StopFrames(env);
-      printer_.Uninstall(env);
+    JNIEnv* env = jni::AttachedEnv(jni::Vm(), "jankprobe-control", &why);
+    if (env) StopFrames(env);
+    {
+      std::lock_guard<std::mutex> source_lock(source_mu_);
+      StopSource(env);
     }
     DeactivateTiming();
     running_ = false;
@@ -57,7 +81,12 @@ class LooperMonitor : public hook::MonitorImpl {
   std::string StatusJson() const override {
     const LooperCounters c = TimingCounters();
     std::lock_guard<std::mutex> lock(mu_);
-    std::string s = "{\"printer\":\"";
+    std::string s = "{\"source\":\"" + source_ + "\",\"source_reason\":\"" + Escape(source_reason_) + "\"";
+    if (!source_error_.empty()) s += ",\"source_error\":\"" + Escape(source_error_) + "\"";
+    s += ",\"poll_library\":\"" + Escape(poll_library_) + "\",\"poll_slots\":" + std::to_string(PollSourceSlots()) +
+         ",\"poll_gaps\":" + std::to_string(c.poll_gaps) + ",\"poll_ring_full\":" + std::to_string(c.poll_ring_full) +
+         ",\"ticker_resumes\":" + std::to_string(c.ticker_resumes);
+    s += ",\"printer\":\"";
     s += printer_state_ + "\",\"chained_to\":\"" + Escape(chained_to_) + "\"";
     s += ",\"reinstalls\":" + std::to_string(reinstalls_);
     if (!replaced_by_.empty()) s += ",\"last_replaced_by\":\"" + Escape(replaced_by_) + "\"";
@@ -77,30 +106,80 @@ class LooperMonitor : public hook::MonitorImpl {
  private:
   bool Install(const Config& config, std::string* why) {
     if (!jni::Vm()) return Fail(why, "no Java VM: libjankprobe.so was not loaded with System.loadLibrary");
-    const jni::LooperRefs& refs = jni::Looper();
-    if (!refs.ok) return Fail(why, refs.why);
     JNIEnv* env = jni::AttachedEnv(jni::Vm(), "jankprobe-control", why);
     if (!env) return false;
-    // Timing is live before the printer is: the first message after the swap is already recorded.
+    // The poll source tells the main thread by pthread_self(): learnt whenever we run on it (start).
+    if (context_->main_tid != 0 && static_cast<uint32_t>(hook::CurrentTid()) == context_->main_tid) {
+      main_pthread_ = static_cast<uintptr_t>(pthread_self());
+    }
+    // Timing is live before the source is: the first message after the swap is already recorded.
     ActivateTiming(context_, config);
-    if (!printer_.Install(env, why)) {
-      DeactivateTiming();
-      return false;
+    {
+      std::lock_guard<std::mutex> source_lock(source_mu_);
+      if (!ApplySource(env, config.looper.source, config.looper.poll_library, why)) {
+        DeactivateTiming();
+        return false;
+      }
     }
     periodic_ = context_->watchdog->AddPeriodic(kPrinterCheckMs * hook::kNsPerMs, OnCheck, this);
     if (periodic_ < 0) {
-      printer_.Uninstall(env);
+      std::lock_guard<std::mutex> source_lock(source_mu_);
+      StopSource(env);
       DeactivateTiming();
       return Fail(why, "the watchdog's periodic table is full");
     }
+    StartFrames(env);
+    running_ = true;
+    return true;
+  }
+
+  // Starts the source `want` asks for (source_mu_ held). auto: poll if its hooks install, else printer.
+  bool ApplySource(JNIEnv* env, LooperSource want, const std::string& library, std::string* why) {
+    want_ = want;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      poll_library_ = library;
+    }
+    std::string poll_why;
+    if (want != LooperSource::kPrinter) {
+      if (StartPollSource(library.c_str(), main_pthread_, context_->main_tid, &poll_why)) {
+        SetSource("poll", std::string(want == LooperSource::kAuto ? "auto: " : "configured: ") + "epoll_wait hooked in " +
+                              library + " (" + std::to_string(PollSourceSlots()) + " GOT slots)");
+        return true;
+      }
+      if (want == LooperSource::kPoll) return Fail(why, "looper.source poll: " + poll_why);
+    }
+    if (!env) return Fail(why, "no JNIEnv on this thread for the printer source");
+    const jni::LooperRefs& refs = jni::Looper();
+    if (!refs.ok) return Fail(why, refs.why);
+    if (!printer_.Install(env, why)) return false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       printer_state_ = "installed";
       chained_to_ = printer_.chained_to();
     }
-    StartFrames(env);
-    running_ = true;
+    SetSource("printer", want == LooperSource::kAuto ? "auto: poll unavailable (" + poll_why + ")" : "configured");
     return true;
+  }
+
+  // Stops whichever source runs (source_mu_ held). Leaves no GOT slot patched and no printer of ours set.
+  void StopSource(JNIEnv* env) {
+    if (source_ == "poll") StopPollSource();
+    if (source_ == "printer" && env) printer_.Uninstall(env);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (source_ == "printer") printer_state_ = "off";
+    source_ = "off";
+  }
+
+  void SetSource(const std::string& source, const std::string& reason) {
+    std::lock_guard<std::mutex> lock(mu_);
+    source_ = source;
+    source_reason_ = reason;
+  }
+
+  void SetSourceError(const std::string& error) {
+    std::lock_guard<std::mutex> lock(mu_);
+    source_error_ = error;
   }
 
   void StartFrames(JNIEnv* env) {
@@ -137,8 +216,16 @@ class LooperMonitor : public hook::MonitorImpl {
 
   static void OnCheck(uint64_t, void* arg) { static_cast<LooperMonitor*>(arg)->Check(); }
 
-  // Watchdog thread: is our printer still the Looper's? Put it back (chaining to the newcomer) if not.
+  // Watchdog thread. Poll: move the finished gaps into the history. Printer: is our printer still the
+  // Looper's? Put it back (chaining to the newcomer) if not.
   void Check() {
+    std::unique_lock<std::mutex> source_lock(source_mu_, std::try_to_lock);
+    if (!source_lock.owns_lock()) return;  // a switch is in progress; the next period checks
+    if (source_ == "poll") {
+      DrainPollSource();
+      return;
+    }
+    if (source_ != "printer") return;
     std::string why;
     JNIEnv* env = jni::AttachedEnv(jni::Vm(), "jankprobe-watchdog", &why);
     if (!env) {
@@ -168,12 +255,19 @@ class LooperMonitor : public hook::MonitorImpl {
   }
 
   hook::PluginContext* context_ = nullptr;
+  std::mutex source_mu_;  // the source in use: start / stop / switch / the periodic check
   PrinterHook printer_;
+  uintptr_t main_pthread_ = 0;
+  LooperSource want_ = LooperSource::kAuto;
+  std::string poll_library_;
   int periodic_ = -1;
   jobject ticker_ = nullptr;  // global FrameTicker while running
   bool running_ = false;
 
   mutable std::mutex mu_;  // the status strings and counters below (written by the check, read by status)
+  std::string source_ = "off";  // "poll", "printer" or "off" (written under source_mu_ and mu_)
+  std::string source_reason_;
+  std::string source_error_;
   std::string printer_state_ = "off";
   std::string chained_to_;
   std::string replaced_by_;

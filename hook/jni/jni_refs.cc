@@ -162,6 +162,7 @@ void ResolveLooper(JNIEnv* env) {
     f.ticker_ctor = r.Method(f.ticker, "FrameTicker", "<init>", "()V");
     f.ticker_start = r.Method(f.ticker, "FrameTicker", "start", "()V");
     f.ticker_stop = r.Method(f.ticker, "FrameTicker", "stop", "()V");
+    f.ticker_resume_from_native = r.Method(f.ticker, "FrameTicker", "resumeFromNative", "()V", true);
     // The ticker links against android.view.Choreographer only when it runs: check it is there now.
     jclass choreographer = r.Class("android/view/Choreographer");
     if (choreographer) env->DeleteGlobalRef(choreographer);
@@ -188,6 +189,11 @@ void JNICALL NativeFrame(JNIEnv* env, jclass, jlong frame_time_nanos) {
 void JNICALL NativeFrames(JNIEnv* env, jclass, jlong frame_time_nanos, jint count) {
   const LooperHooks* hooks = g_looper_hooks.load(std::memory_order_acquire);
   if (hooks) hooks->frames(env, frame_time_nanos, count);
+}
+
+void JNICALL NativeParked(JNIEnv* env, jclass, jboolean parked) {
+  const LooperHooks* hooks = g_looper_hooks.load(std::memory_order_acquire);
+  if (hooks && hooks->parked) hooks->parked(env, parked);
 }
 
 }  // namespace
@@ -221,6 +227,7 @@ bool RegisterLooperNatives(JNIEnv* env, std::string* why) {
     static const JNINativeMethod kTicker[] = {
         {const_cast<char*>("nativeFrame"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(NativeFrame)},
         {const_cast<char*>("nativeFrames"), const_cast<char*>("(JI)V"), reinterpret_cast<void*>(NativeFrames)},
+        {const_cast<char*>("nativeParked"), const_cast<char*>("(Z)V"), reinterpret_cast<void*>(NativeParked)},
     };
     env->RegisterNatives(g_frames.ticker, kTicker, sizeof kTicker / sizeof kTicker[0]);
     if (TakeException(env, "RegisterNatives FrameTicker", &g_frames.why)) g_frames.ok = false;

@@ -89,6 +89,7 @@ struct FrameRefs {
   jmethodID ticker_ctor = nullptr;   // ()
   jmethodID ticker_start = nullptr;  // void start()
   jmethodID ticker_stop = nullptr;   // void stop()
+  jmethodID ticker_resume_from_native = nullptr;  // static void resumeFromNative() (poll source)
 };
 
 // Resolves every set (called from JNI_OnLoad). Never leaves an exception pending.
@@ -126,6 +127,7 @@ struct LooperHooks {
   void (*end)(JNIEnv* env);                  // "<<<<< Finished to ..."
   void (*frame)(JNIEnv* env, jlong frame_time_nanos);             // a run of frames starts (after parking)
   void (*frames)(JNIEnv* env, jlong frame_time_nanos, jint count);  // `count` frames up to this one
+  void (*parked)(JNIEnv* env, jboolean parked);                     // the ticker parked / resumed
 };
 void SetLooperHooks(const LooperHooks* hooks);  // nullptr uninstalls
 // Registers LooperPrinter's and FrameTicker's natives (JNI_OnLoad calls it after resolving); a failure

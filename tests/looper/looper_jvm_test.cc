@@ -29,7 +29,7 @@ constexpr int kSampleIntervalMs = 30;
 constexpr double kFrameMs = 1000.0 / 60;  // the Choreographer stand-in's refresh
 const char* kConfig =
     R"({"input":{"enabled":false},"idle":{"enabled":false},"barrier":{"enabled":false},)"
-    R"("looper":{"lag_ms":300,"anr_ms":1000,"sample_after_ms":40,"sample_interval_ms":30},)"
+    R"("looper":{"source":"printer","lag_ms":300,"anr_ms":1000,"sample_after_ms":40,"sample_interval_ms":30},)"
     R"("report":{"key_packages":["com.example.app"],"max_reports_per_minute":100}})";
 const char* kScenarios = "com.example.app.LooperScenarios";
 

@@ -18,6 +18,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * - a Choreographer frame is dispatched (the app draws: the frames that can be dropped are being made), or
  * - the messages of the last interval kept the main thread busy for a quarter of a frame or more (the app
  *   got busy: the next frames may be late).
+ * With the poll source there is no LooperPrinter: the native side knows we parked (nativeParked) and, when
+ * one main-thread gap between two Looper waits lasts a quarter of a frame or more, the watchdog calls
+ * resumeFromNative(), which resumes us from the front of the main queue. Quick messages then never resume
+ * us (no per-message Java call at all), and "busy since the last frame" stays 0, so parking there depends
+ * on on-time frames only.
  * A resumed ticker starts a new run: the gap over the parked period is not a jank. Frames lost inside a
  * slow message that started while parked are still estimated from its wall time in its report
  * (frames_lost_estimate).
@@ -44,6 +49,7 @@ public final class FrameTicker implements Choreographer.FrameCallback {
 
   private static native void nativeFrame(long frameTimeNanos);
   private static native void nativeFrames(long frameTimeNanos, int frames);
+  private static native void nativeParked(boolean parked);
 
   /** The running ticker, for the printer's hooks (null when none). */
   private static final AtomicReference<FrameTicker> sActive = new AtomicReference<>();
@@ -83,6 +89,24 @@ public final class FrameTicker implements Choreographer.FrameCallback {
     sActive.compareAndSet(this, null);
   }
 
+  /**
+   * The poll source (no LooperPrinter): the native side saw a main-thread gap over a quarter frame while
+   * we were parked. Any thread; the resume itself runs on the main thread.
+   */
+  static void resumeFromNative() {
+    final FrameTicker t = sActive.get();
+    if (t == null || !t.running) return;
+    new Handler(Looper.getMainLooper()).postAtFrontOfQueue(new Runnable() {
+      @Override
+      public void run() {
+        if (t.running && t.parked) t.resume();
+      }
+
+      @Override
+      public String toString() { return "jankprobe.FrameTicker.resume"; }
+    });
+  }
+
   /** LooperPrinter, main thread, before a message is dispatched (line: Looper's ">>>>> Dispatching"). */
   static void onDispatchBegin(String line) {
     final FrameTicker t = sActive.get();
@@ -112,6 +136,7 @@ public final class FrameTicker implements Choreographer.FrameCallback {
 
   private void resume() {
     flush();
+    if (parked) nativeParked(false);
     parked = false;
     lastFrameNanos = 0;  // the next frame starts a run: no gap across the time we were not looking
     quietRun = 0;
@@ -124,6 +149,7 @@ public final class FrameTicker implements Choreographer.FrameCallback {
   private void park() {
     flush();
     parked = true;
+    nativeParked(true);
     busyWindowStart = 0;
     busyInWindow = 0;
   }

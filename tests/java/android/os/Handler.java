@@ -67,6 +67,8 @@ public class Handler {
 
   public final boolean sendMessageAtFrontOfQueue(Message msg) { return enqueueMessage(msg, 0); }
 
+  public final boolean postAtFrontOfQueue(Runnable r) { return sendMessageAtFrontOfQueue(Message.obtain(this, r)); }
+
   private boolean enqueueMessage(Message msg, long uptimeMillis) {
     msg.target = this;
     if (mAsynchronous) msg.setAsynchronous(true);

@@ -1,0 +1,433 @@
+// The poll source: message timing from the main thread's waits in the Looper, with no Java work per
+// message. MessageQueue.next() calls nativePollOnce at the top of every loop iteration (timeout 0 at the
+// start of every next()), which waits in epoll_wait inside libutils.so (android::Looper::pollInner); native
+// fd callbacks (input events) run after epoll_wait returns. So on the main thread, the return from
+// epoll_wait is "starts working" and the next call into it is "done": each gap between them is one message
+// dispatch, one idle-handler pass, or one round of fd callbacks.
+//
+// Main thread, per gap (the proxies below): a pthread_self() compare first (other loopers wait in the same
+// library), one CLOCK_MONOTONIC read at each edge, the sampling deadline armed / disarmed on the watchdog,
+// a `looper.message` record, and the finished gap pushed into a single-producer ring. No JNI, no
+// allocation, no lock: the watchdog drains the ring into the history window (every check period, before
+// a report, and when status is read) and attaches the samples it took while the gap ran. The main thread's
+// CPU clock is read once at the end of a gap that ran past sample_after_ms only; the watchdog reads it
+// (from its tid) at the first sample, so lagging gaps carry "CPU since the first sample".
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/epoll.h>
+
+#include <atomic>
+#include <string>
+
+#include "hook/clock.h"
+#include "hook/jni/jni_refs.h"
+#include "hook/jni/jni_util.h"
+#include "jankprobe/plt.h"
+#include "looper/dispatch_timing.h"
+#include "looper/timing_state.h"
+
+namespace jp::looper {
+namespace internal {
+void DrainPollGapsLocked();  // g.mu held
+
+namespace {
+
+using EpollWaitFn = int (*)(int, struct epoll_event*, int, int);
+using EpollPwaitFn = int (*)(int, struct epoll_event*, int, int, const sigset_t*);
+
+constexpr int kHookCount = 2;
+const char* const kSymbols[kHookCount] = {"epoll_wait", "epoll_pwait"};
+void* g_prev[kHookCount];
+jp_plt_hook* g_hook[kHookCount];
+
+std::atomic<uintptr_t> g_main_thread{0};  // pthread_self() of the looper's thread; 0 = not known
+std::atomic<uint32_t> g_resolve_tid{0};     // while the pthread is not known: the main thread's kernel tid
+std::atomic<int> g_poll_inside{0};          // proxies inside the timing (not inside epoll_wait)
+// Resolve mode only: whether this thread was found to be another one (one gettid per thread, ever).
+thread_local bool t_not_main = false;
+
+// Main-thread-only state of the gap in progress (only the thread equal to g_main_thread touches it).
+struct MainSide {
+  uint64_t seq = 0;
+  uint64_t start_ns = 0;
+  bool in_gap = false;
+};
+MainSide g_main;
+
+// The cheap check every proxy call makes first. Only when the source was started off the main thread
+// (a remote flag switched it) is the main pthread learnt here, by its kernel tid, once per thread.
+bool OnMainThread() {
+  const uintptr_t self = static_cast<uintptr_t>(pthread_self());
+  const uintptr_t main = g_main_thread.load(std::memory_order_relaxed);
+  if (main != 0) return self == main;
+  const uint32_t tid = g_resolve_tid.load(std::memory_order_relaxed);
+  if (tid == 0 || t_not_main) return false;
+  if (static_cast<uint32_t>(hook::CurrentTid()) != tid) {
+    t_not_main = true;
+    return false;
+  }
+  uintptr_t expected = 0;
+  g_main_thread.compare_exchange_strong(expected, self, std::memory_order_relaxed);
+  return true;
+}
+
+uint64_t ThreadCpuNs() { return hook::ClockNs(CLOCK_THREAD_CPUTIME_ID); }
+
+void OnPollSample(const hook::DeadlineFired& fired, void*);
+void OnPollReport(const hook::DeadlineFired& fired, void*);
+void OnPollResume(const hook::DeadlineFired& fired, void*);
+
+class PollInside {
+ public:
+  PollInside() { g_poll_inside.fetch_add(1, std::memory_order_acq_rel); }
+  ~PollInside() { g_poll_inside.fetch_sub(1, std::memory_order_acq_rel); }
+};
+
+// epoll_wait returned on the main thread: a gap starts.
+void GapStarts() {
+  PollInside guard;
+  if (!g.poll_active.load(std::memory_order_acquire)) return;
+  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
+  if (!ctx) return;
+  const uint64_t t0 = hook::MonotonicNs();
+  uint64_t seq = (g_main.seq + 1) & kSeqMask;
+  if (seq == 0) seq = 1;  // 0 means "waiting"
+  g_main.seq = seq;
+  g_main.start_ns = t0;
+  g_main.in_gap = true;
+  g.poll_running_start.store(t0, std::memory_order_relaxed);
+  g.poll_running.store(seq, std::memory_order_release);
+  if (ctx->watchdog) {
+    ctx->watchdog->Arm(kPollSampleTag | seq, t0 + g.sample_after_ns.load(std::memory_order_relaxed), OnPollSample,
+                       nullptr, hook::Watchdog::kCaptureStack);
+  }
+}
+
+// The main thread calls epoll_wait again: the gap ends.
+void GapEnds() {
+  PollInside guard;
+  if (!g_main.in_gap) return;
+  g_main.in_gap = false;
+  // Not the gap the timing knows (the source was stopped, or restarted, while this thread waited).
+  if (!g.poll_active.load(std::memory_order_acquire) ||
+      g.poll_running.load(std::memory_order_relaxed) != g_main.seq) {
+    return;
+  }
+  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
+  if (!ctx) return;
+  const uint64_t t1 = hook::MonotonicNs();
+  const uint64_t seq = g_main.seq;
+  const uint64_t wall = t1 - g_main.start_ns;
+  g.poll_running.store(0, std::memory_order_release);
+  if (ctx->watchdog) ctx->watchdog->Disarm(kPollSampleTag | seq);
+  // Single writer (this thread): plain load + store, no locked instruction.
+  g.poll_gaps.store(g.poll_gaps.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  g.messages.store(g.messages.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+
+  if (ctx->timeline) {
+    hook::Event e;
+    e.ts_ns = g_main.start_ns;
+    e.dur_ns = wall;
+    e.tid = MainTid(ctx);
+    e.kind = hook::EventKind::kLooperMessage;
+    e.name = g.name_poll;
+    e.args[0] = hook::EventArg::String(g.key_source, g.value_poll);
+    ctx->timeline->Append(e);
+  }
+
+  const uint64_t sample_after = g.sample_after_ns.load(std::memory_order_relaxed);
+  const uint64_t head = g.ring_head.load(std::memory_order_relaxed);
+  bool pushed = false;
+  if (head - g.ring_tail.load(std::memory_order_acquire) < kPollRing) {
+    PollGap& slot = g.ring[head % kPollRing];
+    slot.seq = seq;
+    slot.start_ns = g_main.start_ns;
+    slot.wall_ns = wall;
+    slot.cpu_end_ns = wall >= sample_after ? ThreadCpuNs() : 0;  // only gaps the sampler may have seen
+    g.ring_head.store(head + 1, std::memory_order_release);
+    pushed = true;
+  } else {
+    g.poll_ring_full.store(g.poll_ring_full.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  if (wall >= g.lag_ns.load(std::memory_order_relaxed) && ctx->watchdog) {
+    if (!pushed || !ctx->watchdog->Arm(kPollReportTag | seq, t1, OnPollReport, nullptr)) {
+      g.reports_dropped.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  // A parked frame ticker is told (from the watchdog) when a gap took a quarter of a frame.
+  if (g.ticker_parked.load(std::memory_order_relaxed)) {
+    const uint64_t refresh = g.refresh_ns.load(std::memory_order_relaxed);
+    const uint64_t quarter = (refresh ? refresh : FrameStats::kDefaultIntervalNs) / 4;
+    if (wall >= quarter && g.ticker_parked.exchange(false, std::memory_order_relaxed) && ctx->watchdog) {
+      ctx->watchdog->Arm(kPollResumeTag, t1, OnPollResume, nullptr);
+    }
+  }
+}
+
+// A macro, not a function: JP_PLT_PREV reads __builtin_return_address(0), which must be the proxy's own.
+#define JP_POLL_PREV(Fn, i) reinterpret_cast<Fn>(JP_PLT_PREV(__atomic_load_n(&g_hook[i], __ATOMIC_ACQUIRE), g_prev[i]))
+
+int ProxyEpollWait(int epfd, struct epoll_event* events, int max, int timeout) {
+  const bool main = OnMainThread();
+  if (main) GapEnds();
+  const int n = JP_POLL_PREV(EpollWaitFn, 0)(epfd, events, max, timeout);
+  if (main) GapStarts();
+  return n;
+}
+
+int ProxyEpollPwait(int epfd, struct epoll_event* events, int max, int timeout, const sigset_t* mask) {
+  const bool main = OnMainThread();
+  if (main) GapEnds();
+  const int n = JP_POLL_PREV(EpollPwaitFn, 1)(epfd, events, max, timeout, mask);
+  if (main) GapStarts();
+  return n;
+}
+
+void* const kProxies[kHookCount] = {reinterpret_cast<void*>(&ProxyEpollWait), reinterpret_cast<void*>(&ProxyEpollPwait)};
+
+// ---- watchdog side ----
+
+void OnPollSample(const hook::DeadlineFired& fired, void*) {
+  Inside guard;
+  if (!guard.active()) return;
+  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
+  if (!ctx) return;
+  const uint64_t seq = fired.id & kSeqMask;
+  if (g.poll_running.load(std::memory_order_acquire) != seq) return;  // it ended meanwhile
+  const uint64_t start = g.poll_running_start.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (g.poll_running.load(std::memory_order_relaxed) != seq) return;
+  bool need_pending = false, need_anr = false;
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    PollCurrent& cur = g.poll_cur;
+    if (cur.seq != seq) {
+      DrainPollGapsLocked();  // the previous sampled gap takes its samples into the history first
+      cur.seq = seq;
+      cur.samples.Clear();
+      cur.pending = PendingSnapshot();
+      cur.anr_reported = false;
+      cur.cpu_first_ns = CpuNsOfTid(MainTid(ctx));
+      cur.cpu_first_at_ns = hook::MonotonicNs();
+    }
+    if (fired.stack && fired.stack->ok) {
+      cur.samples.Add(fired.stack->text, fired.stack->captured_ns ? fired.stack->captured_ns : fired.fired_ns);
+    } else {
+      cur.samples.AddError(fired.stack ? fired.stack->error : "deadline fired without a stack");
+    }
+    const uint64_t elapsed = fired.fired_ns - start;
+    need_pending = elapsed >= g.lag_ns.load(std::memory_order_relaxed) && !cur.pending.read && cur.pending.why.empty();
+    need_anr = elapsed >= g.anr_ns.load(std::memory_order_relaxed) && !cur.anr_reported;
+    if (need_anr) cur.anr_reported = true;
+  }
+  g.samples.fetch_add(1, std::memory_order_relaxed);
+  if (need_pending || need_anr) {
+    PendingSnapshot p = ReadPending();  // the queue the stuck gap is holding back
+    Dispatch d;
+    SampleSet samples;
+    uint64_t cpu_first = 0, cpu_first_at = 0;
+    bool still = false;
+    {
+      std::lock_guard<std::mutex> lock(g.mu);
+      if (g.poll_running.load(std::memory_order_acquire) == seq && g.poll_cur.seq == seq) {
+        still = true;
+        if (need_pending) g.poll_cur.pending = p;
+        if (need_anr) samples = g.poll_cur.samples;
+        cpu_first = g.poll_cur.cpu_first_ns;
+        cpu_first_at = g.poll_cur.cpu_first_at_ns;
+      }
+    }
+    if (still && need_anr) {
+      const uint64_t now = hook::MonotonicNs();
+      d.start_ns = start;
+      d.wall_ns = now - start;
+      const uint64_t cpu_now = CpuNsOfTid(MainTid(ctx));
+      d.cpu_ns = cpu_first && cpu_now > cpu_first ? cpu_now - cpu_first : 0;
+      g.anrs.fetch_add(1, std::memory_order_relaxed);
+      SubmitReport(ctx, "anr_risk", d, true, samples, p, now, ReportSource::kPoll, cpu_first ? cpu_first_at : 0);
+    }
+    if (!still) return;
+  }
+  const uint64_t interval = g.sample_interval_ns.load(std::memory_order_relaxed);
+  const uint64_t now = hook::MonotonicNs();
+  uint64_t next = fired.deadline_ns + interval;
+  if (next <= now) next = now + interval;  // we fell behind: no burst of catch-up samples
+  if (ctx->watchdog) ctx->watchdog->Arm(fired.id, next, OnPollSample, nullptr, hook::Watchdog::kCaptureStack);
+}
+
+void OnPollReport(const hook::DeadlineFired&, void*) {
+  Inside guard;
+  if (!guard.active()) return;
+  DrainPollGaps();
+  ReportFinished();
+}
+
+void OnPollResume(const hook::DeadlineFired&, void*) {
+  Inside guard;
+  if (!guard.active()) return;
+  const jni::FrameRefs& refs = jni::Frames();
+  if (!refs.ok || !refs.ticker_resume_from_native || !jni::Vm()) return;
+  std::string why;
+  JNIEnv* env = jni::AttachedEnv(jni::Vm(), "jankprobe-watchdog", &why);
+  if (!env) return;
+  env->CallStaticVoidMethod(refs.ticker, refs.ticker_resume_from_native);
+  if (!jni::TakeException(env, "FrameTicker.resumeFromNative", nullptr)) g.ticker_resumes.fetch_add(1);
+}
+
+bool NotImported(const std::string& error) { return error.find(" not import ") != std::string::npos; }
+
+void RemoveHooks() {
+  for (int i = 0; i < kHookCount; ++i) {
+    jp_plt_hook* h = __atomic_load_n(&g_hook[i], __ATOMIC_ACQUIRE);
+    // Still chained behind another tool after a remove: inactive, and g_main_thread == 0 passes through.
+    if (h && jp_plt_hook_is_active(h)) jp_plt_hook_remove(h);
+  }
+}
+
+}  // namespace
+
+void DrainPollGapsLocked() {
+  uint64_t tail = g.ring_tail.load(std::memory_order_relaxed);
+  const uint64_t head = g.ring_head.load(std::memory_order_acquire);
+  const uint64_t lag = g.lag_ns.load(std::memory_order_relaxed);
+  for (; tail != head; ++tail) {
+    const PollGap& e = g.ring[tail % kPollRing];
+    Dispatch d;
+    d.start_ns = e.start_ns;
+    d.wall_ns = e.wall_ns;
+    SampleSet none;
+    SampleSet* samples = &none;
+    uint64_t window_start = 0;
+    PollCurrent& cur = g.poll_cur;
+    if (cur.seq == e.seq) {  // the watchdog sampled this gap
+      samples = &cur.samples;
+      if (cur.cpu_first_ns && e.cpu_end_ns > cur.cpu_first_ns) {
+        d.cpu_ns = e.cpu_end_ns - cur.cpu_first_ns;
+        window_start = cur.cpu_first_at_ns;
+      }
+    }
+    if (e.wall_ns >= lag) {
+      if (g.to_report_count < kReportQueue) {
+        Finished& f = g.to_report[g.to_report_count++];
+        f.d = d;
+        f.pending = PendingSnapshot();
+        if (cur.seq == e.seq) std::swap(f.pending, cur.pending);
+        f.anr_reported = cur.seq == e.seq && cur.anr_reported;
+        f.source = ReportSource::kPoll;
+        f.cpu_window_start_ns = window_start;
+      } else {
+        g.reports_dropped.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+    g.history.Add(d, samples);  // a sampled (medium / slow) gap keeps its samples (moved)
+    if (cur.seq == e.seq) cur.seq = 0;
+  }
+  g.ring_tail.store(tail, std::memory_order_release);
+}
+
+void DrainPollGaps() {
+  std::lock_guard<std::mutex> lock(g.mu);
+  DrainPollGapsLocked();
+}
+
+bool PollRunningMessage(const hook::PluginContext* ctx, uint64_t now_ns, hook::Event* out) {
+  const uint64_t seq = g.poll_running.load(std::memory_order_acquire);
+  if (seq == 0) return false;
+  const uint64_t start = g.poll_running_start.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (g.poll_running.load(std::memory_order_relaxed) != seq) return false;
+  out->ts_ns = start;
+  out->dur_ns = now_ns > start ? now_ns - start : 1;
+  out->tid = MainTid(ctx);
+  out->kind = hook::EventKind::kLooperMessage;
+  out->name = g.name_poll;
+  out->args[0] = hook::EventArg::String(g.key_source, g.value_poll);
+  out->args[1] = hook::EventArg::Int(g.key_running, 1);
+  return true;
+}
+
+}  // namespace internal
+
+using namespace internal;  // NOLINT
+
+bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_tid, std::string* why) {
+  if (!g.active.load(std::memory_order_acquire)) {
+    *why = "the looper timing is not active";
+    return false;
+  }
+  if (g.poll_active.load(std::memory_order_acquire)) return true;
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    g.poll_cur = PollCurrent();
+    g.ring_tail.store(g.ring_head.load(std::memory_order_acquire), std::memory_order_release);
+  }
+  g.poll_running.store(0, std::memory_order_release);
+  g_main_thread.store(main_thread, std::memory_order_release);
+  g_resolve_tid.store(main_tid, std::memory_order_release);
+  g.poll_active.store(true, std::memory_order_release);
+  size_t slots = 0;
+  std::string failures, not_imported;
+  for (int i = 0; i < kHookCount; ++i) {
+    jp_plt_hook* h = jp_plt_hook_install(library, kSymbols[i], kProxies[i], &g_prev[i]);
+    if (!h) {
+      const std::string error = jp_plt_last_error();
+      std::string& into = NotImported(error) ? not_imported : failures;
+      into += std::string(into.empty() ? "" : "; ") + kSymbols[i] + ": " + error;
+      continue;
+    }
+    __atomic_store_n(&g_hook[i], h, __ATOMIC_RELEASE);
+    const size_t n = jp_plt_hook_slot_count(h);
+    if (n == 0) {
+      // A pending hook: the library is not loaded. On a phone the Looper's library is loaded before any
+      // app code, so it never will be: not a timing source.
+      jp_plt_hook_remove(h);
+      continue;
+    }
+    slots += n;
+  }
+  if (slots == 0 || !failures.empty()) {
+    StopPollSource();
+    if (!failures.empty()) {
+      *why = std::string("hooking ") + library + ": " + failures;
+    } else if (!not_imported.empty()) {
+      *why = std::string(library) + " imports neither epoll_wait nor epoll_pwait (" + not_imported + ")";
+    } else {
+      *why = std::string(library) + " is not loaded in this process";
+    }
+    return false;
+  }
+  return true;
+}
+
+void StopPollSource() {
+  RemoveHooks();
+  g.poll_active.store(false, std::memory_order_release);  // proxies in flight pass straight through from now
+  g.ticker_parked.store(false, std::memory_order_relaxed);
+  while (g_poll_inside.load(std::memory_order_acquire) != 0) sched_yield();
+  // No proxy is inside the timing any more, and none enters it: the gap left open is forgotten (a later
+  // GapEnds sees poll_running != its seq) and its sampling deadline disarmed.
+  const uint64_t seq = g.poll_running.exchange(0, std::memory_order_acq_rel);
+  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
+  if (ctx && ctx->watchdog && seq) ctx->watchdog->Disarm(kPollSampleTag | seq);
+  if (ctx) DrainPollGaps();
+}
+
+void DrainPollSource() {
+  if (g.poll_active.load(std::memory_order_acquire)) DrainPollGaps();
+}
+
+size_t PollSourceSlots() {
+  size_t n = 0;
+  for (int i = 0; i < kHookCount; ++i) {
+    jp_plt_hook* h = __atomic_load_n(&g_hook[i], __ATOMIC_ACQUIRE);
+    if (h && jp_plt_hook_is_active(h)) n += jp_plt_hook_slot_count(h);
+  }
+  return n;
+}
+
+void SetTickerParked(bool parked) {
+  g.ticker_parked.store(parked && g.poll_active.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
+
+}  // namespace jp::looper

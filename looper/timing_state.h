@@ -1,0 +1,139 @@
+// The looper timing's process-wide state, shared by its two sources: the printer source
+// (dispatch_timing.cc, LooperPrinter's natives) and the poll source (poll_timing.cc, the gaps between the
+// main thread's epoll waits in libutils.so). Internal to looper/: the public surface is dispatch_timing.h.
+//
+// Locking: `mu` guards the current message, the history and the report queue. The printer source takes it
+// on the main thread (briefly, uncontended); the poll source never does: its main-thread half writes only
+// atomics and a single-producer ring (PollGap) that the watchdog drains into the history.
+#ifndef JANKPROBE_LOOPER_TIMING_STATE_H_
+#define JANKPROBE_LOOPER_TIMING_STATE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include "hook/clock.h"
+#include "hook/monitor.h"
+#include "looper/frame_stats.h"
+#include "looper/message_history.h"
+#include "looper/pending_messages.h"
+#include "looper/stack_samples.h"
+
+namespace jp::looper::internal {
+
+// Deadline ids: a tag in the top bits, the message's sequence number below.
+constexpr uint64_t kSampleTag = 0x1009ull << 48;
+constexpr uint64_t kReportTag = 0x100Aull << 48;
+constexpr uint64_t kPollSampleTag = 0x100Bull << 48;
+constexpr uint64_t kPollReportTag = 0x100Cull << 48;
+constexpr uint64_t kPollResumeTag = 0x100Dull << 48;
+constexpr uint64_t kSeqMask = (1ull << 48) - 1;
+constexpr size_t kReportQueue = 4;   // lagging messages waiting for the watchdog to report them
+constexpr size_t kPollRing = 1024;   // finished gaps waiting for the watchdog (drained every check period)
+
+struct Current {
+  uint64_t seq = 0;
+  bool running = false;
+  Dispatch d;
+  uint64_t start_cpu_ns = 0;
+  SampleSet samples;
+  PendingSnapshot pending;
+  bool anr_reported = false;
+};
+
+enum class ReportSource { kPrinter, kPoll };
+
+struct Finished {
+  Dispatch d;
+  PendingSnapshot pending;
+  bool anr_reported = false;
+  ReportSource source = ReportSource::kPrinter;
+  uint64_t cpu_window_start_ns = 0;  // poll: d.cpu_ns counts from here (0: no CPU figure)
+};
+
+// One finished main-thread gap, written by the main thread into the ring.
+struct PollGap {
+  uint64_t seq = 0;
+  uint64_t start_ns = 0;
+  uint64_t wall_ns = 0;
+  uint64_t cpu_end_ns = 0;  // the main thread's CPU clock at the end; read only for gaps past sample_after_ms
+};
+
+// The gap being sampled, on the watchdog's side (under mu).
+struct PollCurrent {
+  uint64_t seq = 0;
+  SampleSet samples;
+  PendingSnapshot pending;
+  bool anr_reported = false;
+  uint64_t cpu_first_ns = 0;     // the main thread's CPU clock at the first sample (0: not read)
+  uint64_t cpu_first_at_ns = 0;  // when it was read
+};
+
+struct Timing {
+  std::atomic<bool> active{false};
+  std::atomic<int> inside{0};
+  std::atomic<const hook::PluginContext*> context{nullptr};
+  std::atomic<uint64_t> lag_ns{700 * hook::kNsPerMs};
+  std::atomic<uint64_t> anr_ns{5000 * hook::kNsPerMs};
+  std::atomic<uint64_t> sample_after_ns{80 * hook::kNsPerMs};
+  std::atomic<uint64_t> sample_interval_ns{52 * hook::kNsPerMs};
+  std::atomic<int> max_frames{64};
+  // Argument keys and names, interned at activation.
+  uint16_t key_what = 0, key_cpu = 0, key_target = 0, key_callback = 0;
+  uint16_t key_dropped = 0, key_gap = 0, key_interval = 0, name_frame = 0, key_running = 0;
+  uint16_t key_source = 0, name_poll = 0, value_poll = 0;
+
+  std::mutex mu;  // everything below up to the counters
+  Current cur;
+  MessageHistory history;
+  Finished to_report[kReportQueue];
+  size_t to_report_count = 0;
+  PollCurrent poll_cur;
+
+  FrameStats frames;  // main thread only
+
+  // Poll source, main thread -> watchdog.
+  std::atomic<bool> poll_active{false};
+  std::atomic<uint64_t> poll_running{0};        // seq of the gap in progress (0: waiting in epoll)
+  std::atomic<uint64_t> poll_running_start{0};  // its start
+  std::atomic<bool> ticker_parked{false};       // FrameTicker parked: a long gap asks it to resume
+  PollGap ring[kPollRing];
+  std::atomic<uint64_t> ring_head{0};  // written by the main thread
+  std::atomic<uint64_t> ring_tail{0};  // written by the drainer (under mu)
+
+  std::atomic<uint64_t> messages{0}, lags{0}, anrs{0}, samples{0}, unmatched{0}, reports_dropped{0};
+  std::atomic<uint64_t> frame_count{0}, dropped_frames{0}, janky_frames{0}, refresh_ns{0};
+  std::atomic<uint64_t> poll_gaps{0}, poll_ring_full{0}, ticker_resumes{0};
+};
+extern Timing g;
+
+class Inside {
+ public:
+  Inside() { g.inside.fetch_add(1, std::memory_order_acq_rel); }
+  ~Inside() { g.inside.fetch_sub(1, std::memory_order_acq_rel); }
+  bool active() const { return g.active.load(std::memory_order_acquire); }
+};
+
+uint32_t MainTid(const hook::PluginContext* ctx);
+// Another thread's CPU clock from its kernel tid; 0 when it cannot be read.
+uint64_t CpuNsOfTid(uint32_t tid);
+// The main queue's pending messages, read from the watchdog thread.
+PendingSnapshot ReadPending();
+
+// type: "message_lag" or "anr_risk". still_running: the message had not ended when this was written.
+// For kPoll, d.cpu_ns covers only [cpu_window_start_ns, end] (0 = no CPU figure).
+void SubmitReport(const hook::PluginContext* ctx, const char* type, const Dispatch& d, bool still_running,
+                  const SampleSet& samples, const PendingSnapshot& pending, uint64_t now_ns, ReportSource source,
+                  uint64_t cpu_window_start_ns = 0);
+
+// Watchdog: reports every queued Finished message (message_lag, plus anr_risk when it was not reported
+// while running).
+void ReportFinished();
+
+// Poll source (poll_timing.cc): its deadline callbacks, the watchdog-side drain, the in-flight record.
+void DrainPollGaps();
+bool PollRunningMessage(const hook::PluginContext* ctx, uint64_t now_ns, hook::Event* out);
+
+}  // namespace jp::looper::internal
+
+#endif  // JANKPROBE_LOOPER_TIMING_STATE_H_
