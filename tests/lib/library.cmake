@@ -3,6 +3,7 @@ find_library(JP_LIBELF elf)
 if(JP_LIBELF AND NOT CMAKE_CROSSCOMPILING)
   jp_add_gtest(library_surface_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/library_surface_test.cc LIBS ${JP_LIBELF})
   target_compile_definitions(library_surface_test PRIVATE JP_LIBRARY_PATH="$<TARGET_FILE:jankprobe>"
+                             JP_SHIPPED_PATH="$<TARGET_FILE_DIR:jankprobe>/ship/libjankprobe.so"
                              JP_SANITIZED=$<BOOL:${JP_SANITIZE}>)
   add_dependencies(library_surface_test jankprobe)
 endif()

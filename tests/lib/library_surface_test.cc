@@ -13,8 +13,12 @@
 namespace {
 
 struct Surface {
+  bool opened = false;
   std::vector<std::string> needed;
   std::set<std::string> exported;
+  std::set<std::string> sections;
+  std::vector<std::string> local_symbols;  // .symtab (absent once stripped)
+  std::string debuglink;                   // file named by .gnu_debuglink
 };
 
 Surface ReadSurface(const char* path) {
@@ -22,14 +26,28 @@ Surface ReadSurface(const char* path) {
   elf_version(EV_CURRENT);
   int fd = open(path, O_RDONLY);
   EXPECT_GE(fd, 0) << path;
+  if (fd < 0) return s;
   Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
   EXPECT_NE(elf, nullptr);
+  size_t shstrndx = 0;
+  s.opened = elf != nullptr && elf_getshdrstrndx(elf, &shstrndx) == 0;
   Elf_Scn* scn = nullptr;
-  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+  while (s.opened && (scn = elf_nextscn(elf, scn)) != nullptr) {
     GElf_Shdr sh;
     gelf_getshdr(scn, &sh);
     Elf_Data* data = elf_getdata(scn, nullptr);
-    if (sh.sh_type == SHT_DYNAMIC) {
+    const char* section_name = elf_strptr(elf, shstrndx, sh.sh_name);
+    s.sections.insert(section_name ? section_name : "");
+    if (section_name && std::string(section_name) == ".gnu_debuglink" && data && data->d_size > 0) {
+      s.debuglink = static_cast<const char*>(data->d_buf);  // NUL-terminated name, then padding and CRC
+    }
+    if (sh.sh_type == SHT_SYMTAB) {
+      for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; ++i) {
+        GElf_Sym sym;
+        gelf_getsym(data, static_cast<int>(i), &sym);
+        s.local_symbols.push_back(elf_strptr(elf, sh.sh_link, sym.st_name));
+      }
+    } else if (sh.sh_type == SHT_DYNAMIC) {
       for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; ++i) {
         GElf_Dyn dyn;
         gelf_getdyn(data, static_cast<int>(i), &dyn);
@@ -71,6 +89,39 @@ TEST(LibrarySurface, ExportsOnlyThePublicApi) {
     // Sanitizer builds export their runtime's interceptors; only our own names matter there.
     if (JP_SANITIZED && !ours) continue;
     EXPECT_TRUE(ours) << "leaks an internal symbol: " << name;
+  }
+}
+
+// The stripped copy an app ships: same dependencies and exports, no DWARF and no symbol table, and a
+// debuglink to the debug file beside it, which holds the DWARF.
+TEST(LibrarySurface, ShippedCopyIsStrippedWithADebugLink) {
+  if (JP_SANITIZED) GTEST_SKIP() << "no shipped copy in sanitizer builds";
+  Surface full = ReadSurface(JP_LIBRARY_PATH);
+  Surface shipped = ReadSurface(JP_SHIPPED_PATH);
+  ASSERT_TRUE(shipped.opened) << JP_SHIPPED_PATH;
+  EXPECT_EQ(shipped.needed, full.needed);
+  EXPECT_EQ(shipped.exported, full.exported);
+  for (const std::string& name : shipped.sections) {
+    EXPECT_NE(name.rfind(".debug_", 0), 0u) << "shipped copy still has " << name;
+  }
+  EXPECT_EQ(shipped.sections.count(".symtab"), 0u);
+  EXPECT_EQ(shipped.debuglink, "libjankprobe.so.debug");
+  Surface debug = ReadSurface((std::string(JP_SHIPPED_PATH) + ".debug").c_str());
+  ASSERT_TRUE(debug.opened);
+  EXPECT_EQ(debug.sections.count(".debug_info"), 1u) << "the debug file lacks DWARF";
+}
+
+// The C++ runtime is linked in statically, so whatever part of it our code references comes along with its
+// static initialisers. iostreams and locales (std::ifstream, std::ostringstream, std::locale...) bring
+// ~770 KB of code, ~50 KB of relocations and initialisers that every app loading us would run and page
+// in; they must stay out (read files with read(2), format with snprintf / std::to_chars).
+TEST(LibrarySurface, NoIostreamOrLocaleRuntime) {
+  Surface s = ReadSurface(JP_LIBRARY_PATH);
+  ASSERT_FALSE(s.local_symbols.empty()) << "the unstripped library has no symbol table";
+  for (const std::string& name : s.local_symbols) {
+    for (const char* banned : {"8ios_base4Init", "6locale5_Impl", "13basic_filebuf", "19basic_ostringstream"}) {
+      EXPECT_EQ(name.find(banned), std::string::npos) << name << " (" << banned << ") is linked in";
+    }
   }
 }
 
