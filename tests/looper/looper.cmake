@@ -7,3 +7,9 @@ jp_add_gtest(looper_unit_test
 
 include(${CMAKE_CURRENT_LIST_DIR}/../jvm/jvm_harness.cmake)
 jp_add_jvm_test(looper_jvm_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/looper_jvm_test.cc STANDINS jp_android_standins)
+# The poll source on the same harness: its own JVM (its own default config), and our engine (jp_plt) to
+# read libutils.so's GOT slot.
+jp_add_jvm_test(looper_poll_jvm_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/looper_poll_jvm_test.cc STANDINS jp_android_standins)
+if(TARGET looper_poll_jvm_test)
+  target_link_libraries(looper_poll_jvm_test PRIVATE jp_plt)
+endif()
