@@ -78,7 +78,8 @@ class IdleMonitor : public hook::MonitorImpl {
   std::string StatusJson() const override {
     const IdleCounters c = TimingCounters();
     return "{\"handlers_taken_over\":" + std::to_string(taken_over_) + ",\"calls\":" + std::to_string(c.calls) +
-           ",\"lags\":" + std::to_string(c.lags) + "}";
+           ",\"lags\":" + std::to_string(c.lags) +
+           ",\"deadline_arms\":" + std::to_string(c.deadline_arms) + "}";
   }
 
  private:

@@ -1,7 +1,9 @@
 // What runs around each IdleHandler.queueIdle() call (from TimingIdleHandlerList's natives, on the main
-// thread): begin arms a watchdog deadline at idle.lag_ms with stack capture, so a handler that overruns is
-// caught with its own frames on the stack; end disarms it, appends an `idle.handler` timeline record
-// (handler class, duration) and, over the threshold, submits an `idle_lag` report with that stack.
+// thread): begin marks the call running and makes sure the monitor's one watchdog deadline is armed no
+// later than this call's idle.lag_ms point (usually it already is: nothing to do), so a handler that
+// overruns is caught with its own frames on the stack; end marks it done, appends an `idle.handler`
+// timeline record (handler class, duration) and, over the threshold, submits an `idle_lag` report with
+// that stack. No syscall, allocation or lock on either path unless a call overran.
 //
 // The state is process-wide and never freed: a wrapper already inside queueIdle() when the monitor stops
 // still calls end, which then finds the timing inactive and does nothing.
@@ -18,6 +20,7 @@ namespace jp::idle {
 struct IdleCounters {
   uint64_t calls = 0;
   uint64_t lags = 0;
+  uint64_t deadline_arms = 0;  // watchdog deadlines armed: about one per lag_ms of steady calls, not one per call
 };
 
 // Starts timing with this context and threshold (installs the JNI hooks).

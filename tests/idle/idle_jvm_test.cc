@@ -53,6 +53,36 @@ TEST_F(IdleJvmTest, HandlerRegisteredBeforeStartIsKeptAndTimed) {
   EXPECT_GT(CallInt("earlyCalls"), before) << "the handler the app registered before start no longer runs";
 }
 
+// The idle monitor's counters from status(): "calls" and "deadline_arms".
+uint64_t IdleDetail(const char* key) {
+  rapidjson::Document d;
+  d.Parse(CallString("status").c_str());
+  if (d.HasParseError() || !d.HasMember("monitors")) return UINT64_MAX;
+  const auto& idle = d["monitors"]["idle"];
+  if (!idle.HasMember("details") || !idle["details"].HasMember(key)) return UINT64_MAX;
+  return idle["details"][key].GetUint64();
+}
+
+// Short handlers must not cost a watchdog deadline each: arming one per call meant a futex wake of the
+// idle watchdog thread (and two of its wake-ups) per idle pass. One deadline serves every call that starts
+// while it is armed, so arms grow with elapsed lag periods, not with calls.
+TEST_F(IdleJvmTest, ShortHandlersShareOneDeadlinePerLagPeriod) {
+  constexpr int kPasses = 60;
+  const uint64_t calls0 = IdleDetail("calls"), arms0 = IdleDetail("deadline_arms");
+  ASSERT_NE(calls0, UINT64_MAX) << CallString("status");
+  ASSERT_NE(arms0, UINT64_MAX) << CallString("status");
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kPasses; ++i) ASSERT_EQ(CallInt("pokeMain"), 1);
+  const double elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const uint64_t calls = IdleDetail("calls") - calls0, arms = IdleDetail("deadline_arms") - arms0;
+  EXPECT_GE(calls, static_cast<uint64_t>(kPasses)) << "every pass runs at least the poke's own handler";
+  // At most one arm per lag period that elapsed (the deadline fires, finds a short call or none, and the
+  // next call arms again), plus the first.
+  const uint64_t bound = 2 + static_cast<uint64_t>(elapsed_ms / kLagMs);
+  EXPECT_LE(arms, bound) << calls << " calls in " << elapsed_ms << " ms";
+  EXPECT_LT(arms, calls) << "one deadline per call";
+}
+
 TEST_F(IdleJvmTest, SlowHandlerIsReportedWithItsOwnStack) {
   constexpr int kSleepMs = 450;
   const auto t0 = std::chrono::steady_clock::now();
