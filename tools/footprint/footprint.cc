@@ -220,6 +220,12 @@ int RunScenario(const char* scenario, const char* so_path, int touches) {
       return 1;
     }
   }
+  // JP_FOOTPRINT_UNTIL=dlopen|start|on|use ends the process after that step: startup_order.py uses it to
+  // tell which functions each phase runs first.
+  const char* until = getenv("JP_FOOTPRINT_UNTIL");
+  auto stop_after = [until](const char* phase) {
+    if (until && strcmp(until, phase) == 0) exit(0);
+  };
   auto record = [&](const char* name) {
     snprintf(steps[n].name, sizeof steps[n].name, "%s", name);
     g_current_paths = &g_paths[n];
@@ -250,6 +256,7 @@ int RunScenario(const char* scenario, const char* so_path, int touches) {
     return 1;
   }
   record("dlopen");
+  stop_after("dlopen");
 
   auto config = [](const char* on) {
     static char text[1024];
@@ -268,6 +275,7 @@ int RunScenario(const char* scenario, const char* so_path, int touches) {
     return 1;
   }
   record("start, every monitor off");
+  stop_after("start");
 
   if (strcmp(scenario, "none") != 0) {
     const int rc = configure(config(scenario));
@@ -275,6 +283,7 @@ int RunScenario(const char* scenario, const char* so_path, int touches) {
     snprintf(name, sizeof name, "%s on%s", scenario, rc == 0 ? "" : " (refused)");
     record(name);
     if (rc != 0) printf("note %s: %s\n", scenario, last_error());
+    stop_after("on");
     if (input && rc == 0) {
       if (!round_trips(touches)) {
         fprintf(stderr, "footprint: round trips with the input monitor on failed\n");
@@ -282,6 +291,7 @@ int RunScenario(const char* scenario, const char* so_path, int touches) {
       }
       snprintf(name, sizeof name, "after %d touches", touches);
       record(name);
+      stop_after("use");
     }
   }
   stop();
