@@ -49,7 +49,8 @@ struct BlockedBy {
   uint64_t overlap_ns = 0;
 };
 
-// The main-thread records overlapping [ts, ts+dur), longest overlap first, at most `limit`, leaving out
+// The main-thread records overlapping [ts, ts+dur), longest overlap first (except that a record nested in
+// another one and holding at least half its overlap comes before it: it names more), at most `limit`, leaving out
 // instants, input records (they measure waiting, not work) and records of the report's own kinds at
 // exactly the same start (the lagging event itself).
 std::vector<BlockedBy> FindBlockedBy(const std::vector<Event>& events, uint32_t main_tid, uint64_t ts_ns,

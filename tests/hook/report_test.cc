@@ -50,6 +50,38 @@ TEST(FindBlockedBy, LongestOverlapFirstOnlyMainThreadAndNoInstants) {
   EXPECT_TRUE(FindBlockedBy(waited, 1, 500, 900, OwnRecordKinds("looper"), 8).empty());
 }
 
+// The poll source's message record is the whole gap between two polls; an idle pass runs inside one.
+TEST(FindBlockedBy, NamesTheNestedRecordThatExplainsMostOfItsEnclosingOne) {
+  std::vector<Event> events = {
+      MakeEvent(EventKind::kLooperMessage, 1, 1000, 360),  // the gap: overlap 360
+      MakeEvent(EventKind::kIdleHandler, 1, 1005, 350),    // inside it: overlap 350 >= half of 360
+      MakeEvent(EventKind::kIdleHandler, 1, 1356, 2),      // inside it too, tiny
+  };
+  auto blocked = FindBlockedBy(events, 1, 1000, 400, OwnRecordKinds("input"), 8);
+  ASSERT_EQ(blocked.size(), 3u);
+  EXPECT_EQ(blocked[0].event.kind, EventKind::kIdleHandler);
+  EXPECT_EQ(blocked[0].overlap_ns, 350u);
+  EXPECT_EQ(blocked[1].event.kind, EventKind::kLooperMessage);
+  EXPECT_EQ(blocked[2].overlap_ns, 2u);
+  EXPECT_EQ(FindBlockedBy(events, 1, 1000, 400, OwnRecordKinds("input"), 1)[0].event.kind, EventKind::kIdleHandler);
+
+  // A short record inside a long gap does not explain it: the gap stays first.
+  std::vector<Event> long_gap = {MakeEvent(EventKind::kLooperMessage, 1, 0, 1000),
+                                 MakeEvent(EventKind::kIdleHandler, 1, 100, 10)};
+  EXPECT_EQ(FindBlockedBy(long_gap, 1, 0, 1000, OwnRecordKinds("input"), 8)[0].event.kind, EventKind::kLooperMessage);
+
+  // Three levels (gap > idle pass > handler) and a record of the same span as the gap: the innermost one
+  // that still explains half comes first, and equal spans do not swap forever.
+  std::vector<Event> nested = {MakeEvent(EventKind::kLooperMessage, 1, 0, 500),
+                               MakeEvent(EventKind::kLooperMessage, 1, 0, 500, 7),
+                               MakeEvent(EventKind::kIdleHandler, 1, 10, 400),
+                               MakeEvent(EventKind::kIdleHandler, 1, 20, 300, 9)};
+  auto three = FindBlockedBy(nested, 1, 0, 500, OwnRecordKinds("input"), 8);
+  ASSERT_EQ(three.size(), 4u);
+  EXPECT_EQ(three[0].event.name, 9);
+  EXPECT_EQ(three[0].overlap_ns, 300u);
+}
+
 TEST(SplitStackFrames, SkipsEmptyLinesAndLimits) {
   EXPECT_EQ(SplitStackFrames("a\n\nb\nc\n"), (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_EQ(SplitStackFrames("a\nb\nc", 2), (std::vector<std::string>{"a", "b"}));
