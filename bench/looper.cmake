@@ -1,6 +1,7 @@
 # The looper monitor's cost on the main thread: Looper's two log lines per message through jankprobe's
 # LooperPrinter vs through a do-nothing Printer (the stand-in's own cost), and whole dispatches with the
-# monitor off and on. Runs a real JVM in-process (the JVM test harness), so it needs the JDK.
+# monitor off, on the printer source and on the poll source. Runs a real JVM in-process (the JVM test
+# harness), so it needs the JDK.
 include(${PROJECT_SOURCE_DIR}/tests/jvm/jvm_harness.cmake)
 if(TARGET jp_jvm_harness)
   add_executable(looper_bench ${CMAKE_CURRENT_LIST_DIR}/looper_bench.cc)
@@ -11,8 +12,10 @@ if(TARGET jp_jvm_harness)
       JP_JVM_SYSTEM_CP="$<TARGET_PROPERTY:jp_android_standins,JAR_FILE>"
       JP_JVM_JANKPROBE_JAR="$<TARGET_PROPERTY:jankprobe_java,JAR_FILE>"
       JP_JVM_APP_JAR="$<TARGET_PROPERTY:jp_test_app,JAR_FILE>"
-      JP_LIBJANKPROBE="$<TARGET_FILE:jankprobe>")
-  add_dependencies(looper_bench jp_android_standins jankprobe_java jp_test_app jankprobe)
+      JP_LIBJANKPROBE="$<TARGET_FILE:jankprobe>"
+      JP_JVM_LIBRARY_PATH="${CMAKE_BINARY_DIR}/tests/fixtures/libutils")
+  # The stand-in MessageQueue waits in the libutils.so fixture: the poll source's ground.
+  add_dependencies(looper_bench jp_android_standins jankprobe_java jp_test_app jankprobe jp_libutils)
   set_target_properties(looper_bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
   jp_strict_warnings(looper_bench)
 endif()

@@ -78,16 +78,20 @@ void OnPollSample(const hook::DeadlineFired& fired, void*);
 void OnPollReport(const hook::DeadlineFired& fired, void*);
 void OnPollResume(const hook::DeadlineFired& fired, void*);
 
+// Counts the main thread in, then it checks poll_active; StopPollSource clears poll_active, then waits for
+// the count: seq_cst on both sides, so one of the two always sees the other (the locked add is a full
+// barrier on x86 anyway).
 class PollInside {
  public:
-  PollInside() { g_poll_inside.fetch_add(1, std::memory_order_acq_rel); }
-  ~PollInside() { g_poll_inside.fetch_sub(1, std::memory_order_acq_rel); }
+  PollInside() { g_poll_inside.fetch_add(1, std::memory_order_seq_cst); }
+  ~PollInside() { g_poll_inside.fetch_sub(1, std::memory_order_release); }
 };
+bool PollActive() { return g.poll_active.load(std::memory_order_seq_cst); }
 
 // epoll_wait returned on the main thread: a gap starts.
 void GapStarts() {
   PollInside guard;
-  if (!g.poll_active.load(std::memory_order_acquire)) return;
+  if (!PollActive()) return;
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (!ctx) return;
   const uint64_t t0 = hook::MonotonicNs();
@@ -110,8 +114,7 @@ void GapEnds() {
   if (!g_main.in_gap) return;
   g_main.in_gap = false;
   // Not the gap the timing knows (the source was stopped, or restarted, while this thread waited).
-  if (!g.poll_active.load(std::memory_order_acquire) ||
-      g.poll_running.load(std::memory_order_relaxed) != g_main.seq) {
+  if (!PollActive() || g.poll_running.load(std::memory_order_relaxed) != g_main.seq) {
     return;
   }
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
@@ -194,6 +197,7 @@ void OnPollSample(const hook::DeadlineFired& fired, void*) {
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (!ctx) return;
   const uint64_t seq = fired.id & kSeqMask;
+  if (!g.poll_active.load(std::memory_order_acquire)) return;  // stopped: the deadline dies here
   if (g.poll_running.load(std::memory_order_acquire) != seq) return;  // it ended meanwhile
   const uint64_t start = g.poll_running_start.load(std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_acquire);
@@ -402,9 +406,8 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
 
 void StopPollSource() {
   RemoveHooks();
-  g.poll_active.store(false, std::memory_order_release);  // proxies in flight pass straight through from now
-  g.ticker_parked.store(false, std::memory_order_relaxed);
-  while (g_poll_inside.load(std::memory_order_acquire) != 0) sched_yield();
+  g.poll_active.store(false, std::memory_order_seq_cst);  // proxies in flight pass straight through from now
+  while (g_poll_inside.load(std::memory_order_seq_cst) != 0) sched_yield();
   // No proxy is inside the timing any more, and none enters it: the gap left open is forgotten (a later
   // GapEnds sees poll_running != its seq) and its sampling deadline disarmed.
   const uint64_t seq = g.poll_running.exchange(0, std::memory_order_acq_rel);
@@ -426,8 +429,7 @@ size_t PollSourceSlots() {
   return n;
 }
 
-void SetTickerParked(bool parked) {
-  g.ticker_parked.store(parked && g.poll_active.load(std::memory_order_relaxed), std::memory_order_relaxed);
-}
+// Mirrors the ticker whatever the source, so that a switch to poll while it is parked still resumes it.
+void SetTickerParked(bool parked) { g.ticker_parked.store(parked, std::memory_order_relaxed); }
 
 }  // namespace jp::looper
