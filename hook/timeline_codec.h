@@ -17,36 +17,6 @@ struct RecordWords {
   uint32_t checksum;
 };
 
-inline uint16_t ArgWord(const EventArg& a) {
-  return static_cast<uint16_t>((static_cast<uint16_t>(a.type) & 3u) << layout::kArgTypeShift |
-                               (a.key & layout::kArgKeyMask));
-}
-
-// Everything but the ticket: checksum holds the payload hash until FinishEncoding mixes the ticket in.
-struct PendingRecord {
-  uint64_t ts_ns;
-  uint64_t dur_ns;
-  uint64_t v[4];
-  uint64_t ids;
-  uint64_t arg_words;
-  uint64_t payload_hash;
-};
-
-inline PendingRecord EncodePayload(const Event& e) {
-  PendingRecord w;
-  w.ts_ns = e.ts_ns;
-  w.dur_ns = e.dur_ns;
-  static_assert(kMaxArgs == 4, "the record holds four argument words");
-  w.arg_words = 0;
-  for (int i = 0; i < kMaxArgs; ++i) {
-    w.v[i] = e.args[i].bits;
-    w.arg_words |= uint64_t{ArgWord(e.args[i])} << (16 * i);
-  }
-  w.ids = uint64_t{e.tid} | uint64_t{static_cast<uint16_t>(e.kind)} << 32 | uint64_t{e.name} << 48;
-  w.payload_hash = layout::PayloadHash(w.ts_ns, w.dur_ns, w.v, w.ids, w.arg_words);
-  return w;
-}
-
 inline bool ChecksumMatches(const RecordWords& w, uint64_t ticket) {
   return w.checksum == layout::RecordChecksum(ticket, w.ts_ns, w.dur_ns, w.v, w.ids, w.arg_words);
 }

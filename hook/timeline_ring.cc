@@ -27,7 +27,7 @@ const char* EventKindName(EventKind kind) {
 
 pid_t CurrentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
-uint64_t Timeline::Append(const Event& event) noexcept {
+uint64_t Timeline::AppendEncoded(const PendingRecord& encoded) noexcept {
   // One locked instruction per append: the fetch_add on the head that hands out the ticket. The slot is
   // then taken with no atomic read-modify-write, only if it shows that all its earlier tickets are
   // finished: the previous lap's commit, or an older commit followed only by skipped tickets
@@ -35,7 +35,7 @@ uint64_t Timeline::Append(const Event& event) noexcept {
   // value (or a skip we never count) before it touches the slot, and an older writer is done or skipped.
   // A writer that finds its slot held by a writer stalled mid-record for a whole lap (or, in a damaged
   // ring, already past its lap) skips its ticket: its record is dropped (counted) instead of waiting.
-  PendingRecord w = EncodePayload(event);
+  PendingRecord w = encoded;
   // The hash is only used after the fetch_add, and the compiler would sink it there, behind the locked
   // instruction; computed before, it overlaps it.
   __asm__("" : "+r"(w.payload_hash));
@@ -62,6 +62,12 @@ uint64_t Timeline::Append(const Event& event) noexcept {
   layout::StoreRelaxed(&r.keys, w.arg_words);
   layout::StoreRelaxed(&r.check, skips_before << 32 | layout::FinishChecksum(w.payload_hash, ticket));
   layout::StoreRelease(&r.seq, 2 * ticket + 2);  // commit
+  // The next append's slot was last written a whole lap ago; a hooked syscall in between (the input
+  // proxies' case) pushes it out of the near caches, and its first touch was the seq load above, right
+  // behind the locked instruction. Fetched now, it arrives while the caller does something else.
+  const char* next = reinterpret_cast<const char*>(&ring_[(ticket + 1) & mask_]);
+  __builtin_prefetch(next, 1, 3);
+  __builtin_prefetch(next + sizeof(layout::Record) - 1, 1, 3);  // 80-byte records straddle lines
   return ticket;
 }
 

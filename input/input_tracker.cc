@@ -220,34 +220,33 @@ void InputTracker::Finish(bool owner, int index, uint64_t now) noexcept {
   PendingEvent& e = pending_.at(index);
   const uint64_t dur = now > e.read_ns ? now - e.read_ns : 0;
 
-  hook::Event rec;
-  rec.ts_ns = e.read_ns;
-  rec.dur_ns = dur;
-  rec.tid = e.tid;
-  // Arguments are written straight into the record: building them in a local array and copying that
-  // (16-byte loads of fields just written by narrower stores) stalled store forwarding, ~40% of the
-  // tracker's time per event (perf). At most hook::kMaxArgs of them; the most useful come first.
+  // Packed straight into record words from values in registers (hook::PackRecord, constant argument
+  // indices), never as an Event in memory: built in memory it was zeroed with rep stos and stored with
+  // narrow stores that wide loads then read back, stalling store forwarding, ~40% of the tracker's time
+  // per event under perf. At most hook::kMaxArgs arguments; the most useful come first.
   static_assert(hook::kMaxArgs >= 4, "an input record carries fd, seq, dispatch_ms, consume_ms");
-  int nargs = 0;
-  rec.args[nargs++] = hook::EventArg::Int(key_fd_, e.fd);
+  hook::PendingRecord rec;
   if (e.fd_mode) {
-    rec.kind = hook::EventKind::kInputMotion;
-    rec.name = name_fd_timed_;
-    rec.args[nargs++] = hook::EventArg::String(key_mode_, value_fd_);
+    rec = hook::PackRecord(e.read_ns, dur, e.tid, hook::EventKind::kInputMotion, name_fd_timed_);
+    hook::PackArg(&rec, 0, hook::EventArg::Int(key_fd_, e.fd));
+    hook::PackArg(&rec, 1, hook::EventArg::String(key_mode_, value_fd_));
     fd_timed_.Add(owner);
   } else {
-    rec.kind = e.type == EventType::kKey ? hook::EventKind::kInputKey : hook::EventKind::kInputMotion;
-    rec.name = action_names_[e.action_index];
-    rec.args[nargs++] = hook::EventArg::Int(key_seq_, e.seq);
+    rec = hook::PackRecord(e.read_ns, dur, e.tid,
+                           e.type == EventType::kKey ? hook::EventKind::kInputKey : hook::EventKind::kInputMotion,
+                           action_names_[e.action_index]);
+    hook::PackArg(&rec, 0, hook::EventArg::Int(key_fd_, e.fd));
+    hook::PackArg(&rec, 1, hook::EventArg::Int(key_seq_, e.seq));
     const uint64_t event_time = static_cast<uint64_t>(e.event_time_ns);
-    rec.args[nargs++] = hook::EventArg::Double(
-        key_dispatch_, e.read_ns > event_time ? static_cast<double>(e.read_ns - event_time) / 1e6 : 0.0);
+    hook::PackArg(&rec, 2, hook::EventArg::Double(key_dispatch_, e.read_ns > event_time
+                                                                     ? static_cast<double>(e.read_ns - event_time) / 1e6
+                                                                     : 0.0));
     if (e.consume_time_ns > 0) {
-      rec.args[nargs++] = hook::EventArg::Double(
-          key_consume_, static_cast<double>(e.consume_time_ns - e.event_time_ns) / 1e6);
+      hook::PackArg(&rec, 3, hook::EventArg::Double(key_consume_,
+                                                    static_cast<double>(e.consume_time_ns - e.event_time_ns) / 1e6));
     }
   }
-  context_->timeline->Append(rec);
+  context_->timeline->AppendPacked(rec);
   events_finished_.Add(owner);
 
   // A lag the watchdog saw is in flags; one it marks from now on it will find already taken.
