@@ -11,6 +11,9 @@
 namespace jp::input {
 namespace {
 
+std::atomic<const EventClock::Options*> g_test_options{nullptr};
+
+#if JP_EVENT_CLOCK_HAS_COUNTER
 uint64_t AbsDiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
 
 #if defined(__x86_64__)
@@ -70,13 +73,12 @@ bool RateSane(double hz, std::string* why) {
 }
 #endif
 
-std::atomic<const EventClock::Options*> g_test_options{nullptr};
-
 void SleepNs(uint64_t ns) {
   timespec ts{static_cast<time_t>(ns / hook::kNsPerSec), static_cast<long>(ns % hook::kNsPerSec)};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
   }
 }
+#endif
 
 }  // namespace
 
@@ -126,7 +128,7 @@ bool EventClock::Init(const Options& options) {
     FallBack(Fallback::kNotTrusted, 0);
     return false;
   }
-  // Two pairs ~2 ms apart, each the tightest of a few tries; every sample must move both clocks forward.
+  // Two pairs ~2 ms apart, each the tightest of a few tries; no sample may move either clock backwards.
   auto best_of = [this](Sample* best, Sample* last) {
     uint64_t best_width = UINT64_MAX;
     for (int i = 0; i < 16; ++i) {
@@ -134,7 +136,8 @@ bool EventClock::Init(const Options& options) {
       Sample s;
       const bool ok = TakeSample(&s);
       const uint64_t width = ReadCounter() - c1;
-      if (!ok || (last->ns != 0 && (s.counter <= last->counter || s.ns < last->ns))) {
+      // Never backwards; equal is fine (a 19.2 MHz phone counter ticks every 52 ns, slower than we sample).
+      if (!ok || (last->ns != 0 && (s.counter < last->counter || s.ns < last->ns))) {
         note_ = "counter not monotonic at calibration";
         return false;
       }
@@ -167,8 +170,9 @@ bool EventClock::Init(const Options& options) {
   if (options.skew_ppm != 0) {
     mult = static_cast<uint64_t>(static_cast<__int128>(mult) * (1000000 + options.skew_ppm) / 1000000);
   }
-  // A pair whose two counter reads are further apart than 1/10 of the bound was interrupted.
-  max_sample_ticks_ = static_cast<uint64_t>(hz * static_cast<double>(kBoundNs) / 10 / 1e9);
+  // A re-anchor pair whose counter reads are more than 2 us apart was interrupted (they are ~50 ns apart
+  // otherwise): its midpoint could be off by half that, and the rate measured from it by 2 us / 50 ms.
+  max_sample_ticks_ = static_cast<uint64_t>(hz * 2e-6);
   const uint32_t s = seq_.load(std::memory_order_relaxed);
   seq_.store(s + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
@@ -195,7 +199,7 @@ uint64_t EventClock::Slow() noexcept {
   std::atomic_thread_fence(std::memory_order_release);
   Sample now;
   const uint64_t c1 = ReadCounter();
-  const bool ok = TakeSample(&now) && ReadCounter() - c1 <= 2 * max_sample_ticks_;
+  const bool ok = TakeSample(&now) && ReadCounter() - c1 <= max_sample_ticks_;
   if (!ok) {  // interrupted or migrated: keep the old anchor, try again on the next read
     seq_.store(s + 2, std::memory_order_release);
     return now.ns;

@@ -21,7 +21,9 @@
 //   rate is off by at most 25 us, half the bound. No thread wakes up for it;
 // - checking, at every re-anchor: the old anchor's extrapolation is compared with clock_gettime; an error
 //   above the bound (e.g. TSCs that are not in step across CPUs) switches the clock to clock_gettime for
-//   good, and why() says by how much it was off;
+//   good, and why() says by how much it was off. A system suspend shorter than the interval, on a counter
+//   that keeps running in suspend (CLOCK_MONOTONIC stops), looks the same and falls back too: the
+//   conservative side. Pairs are taken only when the counter reads around clock_gettime are < 2 us apart;
 // - anything unusual on the hot path (a re-anchor in progress on another thread, a counter behind the
 //   anchor after a CPU migration or resume, a long idle gap) returns clock_gettime itself, which is
 //   always right.
