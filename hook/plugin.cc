@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <mutex>
 
@@ -19,6 +20,11 @@ namespace jp::hook {
 namespace {
 
 thread_local std::string t_last_error;
+
+// Outside the Plugin, constant-initialised: the library registers its monitors from a static initialiser
+// (lib/monitors.cc), and that must not construct the Plugin (its allocations, its code) in every app that
+// loads us but is never started, e.g. on devices the remote flag samples out.
+std::atomic<MonitorFactory> g_factories[kMonitorCount] = {};
 
 }  // namespace
 
@@ -36,8 +42,11 @@ int Plugin::Fail(int code, std::string why) {
 }
 
 void Plugin::RegisterFactory(Monitor monitor, MonitorFactory factory) {
-  std::lock_guard<std::mutex> lock(mu_);
-  factories_[static_cast<size_t>(monitor)] = factory;
+  g_factories[static_cast<size_t>(monitor)].store(factory, std::memory_order_release);
+}
+
+MonitorFactory Plugin::RegisteredFactory(Monitor monitor) {
+  return g_factories[static_cast<size_t>(monitor)].load(std::memory_order_acquire);
 }
 
 void Plugin::SetStackCapture(StackCaptureFn fn, void* ctx) {
@@ -180,11 +189,12 @@ int Plugin::ApplyLocked(const Config& next, std::vector<std::string> warnings) {
     } else if (running && want) {
       if (diff.of(m) == MonitorChange::kRetuned) running->Retune(next);
     } else if (!running && want) {
-      if (!factories_[i]) {
+      const MonitorFactory factory = RegisteredFactory(m);
+      if (!factory) {
         monitor_status_[i] = "unavailable: not built into this library";
         continue;
       }
-      std::unique_ptr<MonitorImpl> monitor = factories_[i]();
+      std::unique_ptr<MonitorImpl> monitor = factory();
       std::string reason;
       if (monitor && monitor->Start(next, &context_, &reason)) {
         running = std::move(monitor);

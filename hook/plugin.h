@@ -28,7 +28,9 @@ class Plugin {
   std::string StatusJson();
 
   void SetListener(ReportListener fn, void* arg);
-  void RegisterFactory(Monitor monitor, MonitorFactory factory);
+  // The factory registered for a monitor (RegisterMonitorFactory), or nullptr.
+  static MonitorFactory RegisteredFactory(Monitor monitor);
+  static void RegisterFactory(Monitor monitor, MonitorFactory factory);
   void SetStackCapture(StackCaptureFn fn, void* ctx);
   void SetMainTid(uint32_t tid);
   const PluginContext* Context();
@@ -55,7 +57,6 @@ class Plugin {
   PluginContext context_;
   std::unique_ptr<MonitorImpl> monitors_[kMonitorCount];
   std::string monitor_status_[kMonitorCount] = {"off", "off", "off", "off"};
-  MonitorFactory factories_[kMonitorCount] = {};
   StackCaptureFn capture_fn_ = nullptr;
   void* capture_ctx_ = nullptr;
   uint32_t main_tid_ = 0;

@@ -5,7 +5,7 @@
 namespace jp::hook {
 
 void RegisterMonitorFactory(Monitor monitor, MonitorFactory factory) {
-  Plugin::Get().RegisterFactory(monitor, factory);
+  Plugin::RegisterFactory(monitor, factory);  // no Plugin::Get(): see g_factories in plugin.cc
 }
 void SetStackCaptureHook(StackCaptureFn fn, void* ctx) { Plugin::Get().SetStackCapture(fn, ctx); }
 void SetMainThreadTid(uint32_t tid) { Plugin::Get().SetMainTid(tid); }

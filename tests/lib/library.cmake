@@ -7,3 +7,11 @@ if(JP_LIBELF AND NOT CMAKE_CROSSCOMPILING)
                              JP_SANITIZED=$<BOOL:${JP_SANITIZE}>)
   add_dependencies(library_surface_test jankprobe)
 endif()
+
+# Resident memory of loading and starting the library, in a forked child (no libelf needed).
+if(NOT CMAKE_CROSSCOMPILING)
+  jp_add_gtest(library_footprint_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/footprint_test.cc)
+  target_compile_definitions(library_footprint_test PRIVATE JP_LIBRARY_PATH="$<TARGET_FILE:jankprobe>"
+                             JP_SANITIZED=$<BOOL:${JP_SANITIZE}>)
+  add_dependencies(library_footprint_test jankprobe)
+endif()
