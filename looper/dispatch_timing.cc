@@ -536,6 +536,7 @@ LooperCounters TimingCounters() {
   c.poll_gaps = g.poll_gaps.load(std::memory_order_relaxed);
   c.poll_ring_full = g.poll_ring_full.load(std::memory_order_relaxed);
   c.ticker_resumes = g.ticker_resumes.load(std::memory_order_relaxed);
+  c.poll_rearms = g.poll_rearms.load(std::memory_order_relaxed);
   if (g.poll_active.load(std::memory_order_acquire)) DrainPollGaps();  // the history as of now
   std::lock_guard<std::mutex> lock(g.mu);
   c.history_entries = g.history.size();

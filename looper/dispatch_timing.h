@@ -42,6 +42,7 @@ struct LooperCounters {
   uint64_t poll_gaps = 0;       // poll source: main-thread gaps timed
   uint64_t poll_ring_full = 0;  // ... not added to the history (the watchdog had not drained them)
   uint64_t ticker_resumes = 0;  // ... parked frame ticker resumed because of a long gap
+  uint64_t poll_rearms = 0;     // ... sampling check re-armed by the periodic check (a lost race)
 };
 
 void ActivateTiming(const hook::PluginContext* context, const Config& config);

@@ -85,7 +85,7 @@ class LooperMonitor : public hook::MonitorImpl {
     if (!source_error_.empty()) s += ",\"source_error\":\"" + Escape(source_error_) + "\"";
     s += ",\"poll_library\":\"" + Escape(poll_library_) + "\",\"poll_slots\":" + std::to_string(PollSourceSlots()) +
          ",\"poll_gaps\":" + std::to_string(c.poll_gaps) + ",\"poll_ring_full\":" + std::to_string(c.poll_ring_full) +
-         ",\"ticker_resumes\":" + std::to_string(c.ticker_resumes);
+         ",\"ticker_resumes\":" + std::to_string(c.ticker_resumes) + ",\"poll_rearms\":" + std::to_string(c.poll_rearms);
     s += ",\"printer\":\"";
     s += printer_state_ + "\",\"chained_to\":\"" + Escape(chained_to_) + "\"";
     s += ",\"reinstalls\":" + std::to_string(reinstalls_);

@@ -6,10 +6,19 @@
 // dispatch, one idle-handler pass, or one round of fd callbacks.
 //
 // Main thread, per gap (the proxies below): a pthread_self() compare first (other loopers wait in the same
-// library), one CLOCK_MONOTONIC read at each edge, the sampling deadline armed / disarmed on the watchdog,
-// a `looper.message` record, and the finished gap pushed into a single-producer ring. No JNI, no
-// allocation, no lock: the watchdog drains the ring into the history window (every check period, before
-// a report, and when status is read) and attaches the samples it took while the gap ran. The main thread's
+// library), one CLOCK_MONOTONIC read at each edge, the gap published in two atomics, a `looper.message`
+// record, and the finished gap pushed into a single-producer ring. No JNI, no allocation, no lock, no
+// syscall: the watchdog drains the ring into the history window (every check period, before a report,
+// and when status is read) and attaches the samples it took while the gap ran.
+//
+// Sampling deadline: armed lazily, not per gap. Arming one per message (as the printer source does) wakes
+// the watchdog with a futex whenever the new deadline is earlier than its planned wake, which on a busy
+// main thread is most messages. Here one "check" deadline is outstanding while the main thread works: the
+// first gap after a wait arms it at start + sample_after_ms; when it fires it looks at the gap running
+// then: old enough -> a stack-capturing sample deadline for that gap (which re-arms itself every
+// sample_interval_ms while the gap lasts); younger -> the check moves to its start + sample_after_ms;
+// none (the thread waits) -> nothing is armed until the next gap. A race where both sides miss each other
+// (no fence on the main thread) is caught by the periodic check within kPrinterCheckMs. The main thread's
 // CPU clock is read once at the end of a gap that ran past sample_after_ms only; the watchdog reads it
 // (from its tid) at the first sample, so lagging gaps carry "CPU since the first sample".
 #include <pthread.h>
@@ -75,6 +84,7 @@ bool OnMainThread() {
 uint64_t ThreadCpuNs() { return hook::ClockNs(CLOCK_THREAD_CPUTIME_ID); }
 
 void OnPollSample(const hook::DeadlineFired& fired, void*);
+void OnPollCheck(const hook::DeadlineFired& fired, void*);
 void OnPollReport(const hook::DeadlineFired& fired, void*);
 void OnPollResume(const hook::DeadlineFired& fired, void*);
 
@@ -102,9 +112,10 @@ void GapStarts() {
   g_main.in_gap = true;
   g.poll_running_start.store(t0, std::memory_order_relaxed);
   g.poll_running.store(seq, std::memory_order_release);
-  if (ctx->watchdog) {
-    ctx->watchdog->Arm(kPollSampleTag | seq, t0 + g.sample_after_ns.load(std::memory_order_relaxed), OnPollSample,
-                       nullptr, hook::Watchdog::kCaptureStack);
+  // The first gap after a wait arms the check; later ones find it armed (one relaxed load).
+  if (!g.poll_armed.load(std::memory_order_relaxed) && !g.poll_armed.exchange(true, std::memory_order_acq_rel) &&
+      ctx->watchdog) {
+    ctx->watchdog->Arm(kPollCheckTag, t0 + g.sample_after_ns.load(std::memory_order_relaxed), OnPollCheck, nullptr);
   }
 }
 
@@ -123,7 +134,6 @@ void GapEnds() {
   const uint64_t seq = g_main.seq;
   const uint64_t wall = t1 - g_main.start_ns;
   g.poll_running.store(0, std::memory_order_release);
-  if (ctx->watchdog) ctx->watchdog->Disarm(kPollSampleTag | seq);
   // Single writer (this thread): plain load + store, no locked instruction.
   g.poll_gaps.store(g.poll_gaps.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   g.messages.store(g.messages.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -191,17 +201,59 @@ void* const kProxies[kHookCount] = {reinterpret_cast<void*>(&ProxyEpollWait), re
 
 // ---- watchdog side ----
 
+// The lazily armed deadline goes on (the caller's deadline has just fired, so none is outstanding): to
+// the running gap (a sample now if it is old enough, else a check at its start + sample_after_ms), or,
+// when the main thread waits, nowhere until the next gap arms it.
+void ContinueChecks(const hook::PluginContext* ctx) {
+  if (!ctx->watchdog || !g.poll_active.load(std::memory_order_acquire)) {
+    g.poll_armed.store(false, std::memory_order_seq_cst);
+    return;
+  }
+  for (;;) {
+    const uint64_t seq = g.poll_running.load(std::memory_order_seq_cst);
+    if (seq == 0) {
+      g.poll_armed.store(false, std::memory_order_seq_cst);
+      if (g.poll_running.load(std::memory_order_seq_cst) == 0) return;
+      if (g.poll_armed.exchange(true, std::memory_order_acq_rel)) return;  // the main thread armed it meanwhile
+      continue;
+    }
+    const uint64_t start = g.poll_running_start.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (g.poll_running.load(std::memory_order_relaxed) != seq) continue;
+    const uint64_t due = start + g.sample_after_ns.load(std::memory_order_relaxed);
+    const uint64_t now = hook::MonotonicNs();
+    if (due <= now) {
+      ctx->watchdog->Arm(kPollSampleTag | seq, now, OnPollSample, nullptr, hook::Watchdog::kCaptureStack);
+    } else {
+      ctx->watchdog->Arm(kPollCheckTag, due, OnPollCheck, nullptr);
+    }
+    return;
+  }
+}
+
+void OnPollCheck(const hook::DeadlineFired&, void*) {
+  Inside guard;
+  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
+  if (!guard.active() || !ctx) {
+    g.poll_armed.store(false, std::memory_order_seq_cst);
+    return;
+  }
+  ContinueChecks(ctx);
+}
+
 void OnPollSample(const hook::DeadlineFired& fired, void*) {
   Inside guard;
   if (!guard.active()) return;
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (!ctx) return;
   const uint64_t seq = fired.id & kSeqMask;
-  if (!g.poll_active.load(std::memory_order_acquire)) return;  // stopped: the deadline dies here
-  if (g.poll_running.load(std::memory_order_acquire) != seq) return;  // it ended meanwhile
+  if (!g.poll_active.load(std::memory_order_acquire)) {  // stopped: the chain ends here
+    g.poll_armed.store(false, std::memory_order_seq_cst);
+    return;
+  }
   const uint64_t start = g.poll_running_start.load(std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_acquire);
-  if (g.poll_running.load(std::memory_order_relaxed) != seq) return;
+  if (g.poll_running.load(std::memory_order_acquire) != seq) return ContinueChecks(ctx);  // it ended meanwhile
   bool need_pending = false, need_anr = false;
   {
     std::lock_guard<std::mutex> lock(g.mu);
@@ -251,7 +303,7 @@ void OnPollSample(const hook::DeadlineFired& fired, void*) {
       g.anrs.fetch_add(1, std::memory_order_relaxed);
       SubmitReport(ctx, "anr_risk", d, true, samples, p, now, ReportSource::kPoll, cpu_first ? cpu_first_at : 0);
     }
-    if (!still) return;
+    if (!still) return ContinueChecks(ctx);
   }
   const uint64_t interval = g.sample_interval_ns.load(std::memory_order_relaxed);
   const uint64_t now = hook::MonotonicNs();
@@ -367,6 +419,7 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
     g.ring_tail.store(g.ring_head.load(std::memory_order_acquire), std::memory_order_release);
   }
   g.poll_running.store(0, std::memory_order_release);
+  g.poll_armed.store(false, std::memory_order_release);
   g_main_thread.store(main_thread, std::memory_order_release);
   g_resolve_tid.store(main_tid, std::memory_order_release);
   g.poll_active.store(true, std::memory_order_release);
@@ -412,12 +465,27 @@ void StopPollSource() {
   // GapEnds sees poll_running != its seq) and its sampling deadline disarmed.
   const uint64_t seq = g.poll_running.exchange(0, std::memory_order_acq_rel);
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
-  if (ctx && ctx->watchdog && seq) ctx->watchdog->Disarm(kPollSampleTag | seq);
+  if (ctx && ctx->watchdog) {
+    ctx->watchdog->Disarm(kPollCheckTag);
+    if (seq) ctx->watchdog->Disarm(kPollSampleTag | seq);
+  }
+  // A deadline that fired meanwhile ends its chain on poll_active == false; either way nothing is armed
+  // for the next start.
+  g.poll_armed.store(false, std::memory_order_seq_cst);
   if (ctx) DrainPollGaps();
 }
 
 void DrainPollSource() {
-  if (g.poll_active.load(std::memory_order_acquire)) DrainPollGaps();
+  if (!g.poll_active.load(std::memory_order_acquire)) return;
+  DrainPollGaps();
+  // The race ContinueChecks and GapStarts can both lose (no fence on the main thread): a gap running with
+  // nothing armed gets its check now.
+  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
+  if (ctx && g.poll_running.load(std::memory_order_seq_cst) != 0 &&
+      !g.poll_armed.exchange(true, std::memory_order_acq_rel)) {
+    g.poll_rearms.fetch_add(1, std::memory_order_relaxed);
+    ContinueChecks(ctx);
+  }
 }
 
 size_t PollSourceSlots() {

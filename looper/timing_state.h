@@ -27,6 +27,7 @@ constexpr uint64_t kReportTag = 0x100Aull << 48;
 constexpr uint64_t kPollSampleTag = 0x100Bull << 48;
 constexpr uint64_t kPollReportTag = 0x100Cull << 48;
 constexpr uint64_t kPollResumeTag = 0x100Dull << 48;
+constexpr uint64_t kPollCheckTag = 0x100Eull << 48;
 constexpr uint64_t kSeqMask = (1ull << 48) - 1;
 constexpr size_t kReportQueue = 4;   // lagging messages waiting for the watchdog to report them
 constexpr size_t kPollRing = 1024;   // finished gaps waiting for the watchdog (drained every check period)
@@ -96,6 +97,7 @@ struct Timing {
   std::atomic<bool> poll_active{false};
   std::atomic<uint64_t> poll_running{0};        // seq of the gap in progress (0: waiting in epoll)
   std::atomic<uint64_t> poll_running_start{0};  // its start
+  std::atomic<bool> poll_armed{false};          // a check or sample deadline is outstanding (poll_timing.cc)
   std::atomic<bool> ticker_parked{false};       // FrameTicker parked: a long gap asks it to resume
   PollGap ring[kPollRing];
   std::atomic<uint64_t> ring_head{0};  // written by the main thread
@@ -103,7 +105,7 @@ struct Timing {
 
   std::atomic<uint64_t> messages{0}, lags{0}, anrs{0}, samples{0}, unmatched{0}, reports_dropped{0};
   std::atomic<uint64_t> frame_count{0}, dropped_frames{0}, janky_frames{0}, refresh_ns{0};
-  std::atomic<uint64_t> poll_gaps{0}, poll_ring_full{0}, ticker_resumes{0};
+  std::atomic<uint64_t> poll_gaps{0}, poll_ring_full{0}, ticker_resumes{0}, poll_rearms{0};
 };
 extern Timing g;
 
