@@ -10,3 +10,16 @@ if(JP_BUILD_TESTS)
   set_target_properties(jankprobe-footprint PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tools)
   jp_strict_warnings(jankprobe-footprint)
 endif()
+
+# Regenerates lib/startup_order.ld from this build (valgrind's callgrind; ~1 min). Run it after changes to
+# what runs at load or start: `cmake --build <dir> --target jankprobe-startup-order`, then rebuild.
+find_program(JP_VALGRIND valgrind)
+find_package(Python3 COMPONENTS Interpreter)
+if(JP_BUILD_TESTS AND JP_VALGRIND AND Python3_Interpreter_FOUND)
+  add_custom_target(jankprobe-startup-order
+    COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/tools/footprint/startup_order.py ${CMAKE_BINARY_DIR}
+            ${PROJECT_SOURCE_DIR}/lib/startup_order.ld
+    DEPENDS jankprobe-footprint jankprobe
+    COMMENT "lib/startup_order.ld from callgrind runs of jankprobe-footprint"
+    VERBATIM)
+endif()
