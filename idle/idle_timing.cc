@@ -26,6 +26,9 @@ struct Timing {
   std::atomic<uint64_t> calls{0};
   std::atomic<uint64_t> lags{0};
   std::atomic<uint64_t> deadline_arms{0};
+  // Changes at every activation: name keys of an earlier one are stale (see NameKey).
+  std::atomic<uint32_t> epoch{0};
+  std::atomic<uint16_t> keep_key{0};  // the "keep" argument's interned key in this activation's timeline
 
   // The call running now, written by the main thread, read by the watchdog: its start (0: none running)
   // and its sequence number. Idle handlers run one after another on the main thread, never nested.
@@ -102,15 +105,15 @@ void OnDeadline(const hook::DeadlineFired& fired, void*) {
   if (!captured) ArmIfIdle(ctx, begin + lag);  // a call already caught waits for its end; the next one arms
 }
 
-jlong Begin(JNIEnv*, jstring) {
+jlong Begin(JNIEnv*) {
   Inside guard;
   if (!guard.active()) return 0;
   const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
   if (!ctx) return 0;
   const uint64_t begin = hook::MonotonicNs();
-  // Only this thread writes running_*: plain increments, published with seq_cst stores for the Dekker
-  // pair with OnDeadline.
-  g_timing.running_seq.store(g_timing.running_seq.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
+  // Only this thread writes running_*: a plain increment, then one seq_cst store (the full fence of the
+  // Dekker pair with OnDeadline, and the release that publishes the sequence number before the start).
+  g_timing.running_seq.store(g_timing.running_seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   g_timing.running_begin.store(begin, std::memory_order_seq_cst);
   if (!g_timing.deadline_armed.load(std::memory_order_seq_cst)) {
     ArmIfIdle(ctx, begin + g_timing.lag_ns.load(std::memory_order_relaxed));
@@ -134,33 +137,51 @@ std::string_view HandlerName(JNIEnv* env, jstring s, char (&buf)[hook::StringTab
   return std::string_view(buf, static_cast<size_t>(utf_bytes));
 }
 
-void End(JNIEnv* env, jlong token, jstring handler_class, jboolean keep) {
+// A name key is (activation epoch << 14 | interned id): the timeline, and so its string table, is only
+// replaced while the monitors are stopped, so an id interned under the current activation stays valid
+// until the next one. Keys are positive ints (Java caches them in the wrapper); 0 means "none".
+constexpr int kIdBits = 14;
+constexpr uint32_t kEpochMask = (1u << (31 - kIdBits)) - 1;
+
+jint NameKey(uint32_t epoch, uint16_t id) {
+  return static_cast<jint>((epoch << kIdBits) | (id & ((1u << kIdBits) - 1)));
+}
+
+jint End(JNIEnv* env, jlong token, jint name_key, jstring handler_class, jboolean keep) {
   const uint64_t end = hook::MonotonicNs();
   const uint64_t seq = g_timing.running_seq.load(std::memory_order_relaxed);
   g_timing.running_begin.store(0, std::memory_order_release);
   Inside guard;
-  if (!guard.active() || token <= 0) return;  // begun before the monitor started, or it stopped meanwhile
+  if (!guard.active() || token <= 0) return 0;  // begun before the monitor started, or it stopped meanwhile
   const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
-  if (!ctx) return;
+  if (!ctx) return 0;
   const uint64_t begin = static_cast<uint64_t>(token);
   const uint64_t dur = end - begin;
   g_timing.calls.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t lag_ns = g_timing.lag_ns.load(std::memory_order_relaxed);
+  const uint32_t epoch = g_timing.epoch.load(std::memory_order_relaxed);
+  jint key = name_key;
   char name_buf[hook::StringTable::kMaxLength + 1];
-  const std::string_view name = HandlerName(env, handler_class, name_buf);
+  std::string_view name;
+  const bool known = key > 0 && (static_cast<uint32_t>(key) >> kIdBits) == epoch;
+  if (!known || dur >= lag_ns || !ctx->timeline) name = HandlerName(env, handler_class, name_buf);
 
   if (ctx->timeline) {
+    hook::Timeline& tl = *ctx->timeline;
+    const uint16_t id = known ? static_cast<uint16_t>(key & ((1 << kIdBits) - 1)) : tl.Intern(name);
+    // An overflowing table is not cached: the name gets another chance on the next call.
+    key = id == hook::StringTable::kOverflow || id == hook::StringTable::kNone ? 0 : NameKey(epoch, id);
     hook::Event e;
     e.ts_ns = begin;
     e.dur_ns = dur;
     e.tid = ctx->main_tid ? ctx->main_tid : static_cast<uint32_t>(hook::CurrentTid());
     e.kind = hook::EventKind::kIdleHandler;
-    e.name = ctx->timeline->Intern(name);
-    e.args[0] = hook::EventArg::Int(ctx->timeline->Intern("keep"), keep ? 1 : 0);
-    ctx->timeline->Append(e);
+    e.name = id;
+    e.args[0] = hook::EventArg::Int(g_timing.keep_key.load(std::memory_order_relaxed), keep ? 1 : 0);
+    tl.Append(e);
   }
 
-  const uint64_t lag_ns = g_timing.lag_ns.load(std::memory_order_relaxed);
-  if (dur < lag_ns) return;
+  if (dur < lag_ns) return key;
   g_timing.lags.fetch_add(1, std::memory_order_relaxed);
   hook::Report r;
   r.type = "idle_lag";
@@ -184,6 +205,7 @@ void End(JNIEnv* env, jlong token, jstring handler_class, jboolean keep) {
     }
   }
   ctx->Submit(r);
+  return key;
 }
 
 const jni::IdleHooks kHooks = {Begin, End};
@@ -195,6 +217,10 @@ void ActivateTiming(const hook::PluginContext* context, int32_t lag_ms) {
   // A deadline of an earlier activation may have been dropped by a watchdog Stop without firing: start
   // over (at worst an old one still armed fires once more and finds nothing to do).
   g_timing.deadline_armed.store(false, std::memory_order_seq_cst);
+  uint32_t epoch = (g_timing.epoch.load(std::memory_order_relaxed) + 1) & kEpochMask;
+  g_timing.epoch.store(epoch == 0 ? 1 : epoch, std::memory_order_relaxed);
+  g_timing.keep_key.store(context && context->timeline ? context->timeline->Intern("keep") : 0,
+                          std::memory_order_relaxed);
   RetuneTiming(lag_ms);
   g_timing.active.store(true, std::memory_order_release);
   jni::SetIdleHooks(&kHooks);

@@ -111,14 +111,14 @@ void ResolveBarrier(JNIEnv* env) {
   b.why = r.why();
 }
 
-jlong JNICALL NativeIdleBegin(JNIEnv* env, jclass, jstring handler_class) {
+jlong JNICALL NativeIdleBegin(JNIEnv* env, jclass) {
   const IdleHooks* hooks = g_idle_hooks.load(std::memory_order_acquire);
-  return hooks ? hooks->begin(env, handler_class) : 0;
+  return hooks ? hooks->begin(env) : 0;
 }
 
-void JNICALL NativeIdleEnd(JNIEnv* env, jclass, jlong token, jstring handler_class, jboolean keep) {
+jint JNICALL NativeIdleEnd(JNIEnv* env, jclass, jlong token, jint name_key, jstring handler_class, jboolean keep) {
   const IdleHooks* hooks = g_idle_hooks.load(std::memory_order_acquire);
-  if (hooks) hooks->end(env, token, handler_class, keep);
+  return hooks ? hooks->end(env, token, name_key, handler_class, keep) : 0;
 }
 
 void ResolveLooper(JNIEnv* env) {
@@ -272,9 +272,8 @@ bool RegisterIdleNatives(JNIEnv* env, std::string* why) {
     return false;
   }
   static const JNINativeMethod kNatives[] = {
-      {const_cast<char*>("nativeBegin"), const_cast<char*>("(Ljava/lang/String;)J"),
-       reinterpret_cast<void*>(NativeIdleBegin)},
-      {const_cast<char*>("nativeEnd"), const_cast<char*>("(JLjava/lang/String;Z)V"),
+      {const_cast<char*>("nativeBegin"), const_cast<char*>("()J"), reinterpret_cast<void*>(NativeIdleBegin)},
+      {const_cast<char*>("nativeEnd"), const_cast<char*>("(JILjava/lang/String;Z)I"),
        reinterpret_cast<void*>(NativeIdleEnd)},
   };
   env->RegisterNatives(g_idle.timing_list, kNatives, sizeof kNatives / sizeof kNatives[0]);

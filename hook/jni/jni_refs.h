@@ -113,8 +113,10 @@ jobject MainLooper(JNIEnv* env, std::string* why);
 // The natives of TimingIdleHandlerList forward here. The idle monitor installs its functions at start; with
 // none installed the calls do nothing, so a wrapper still in flight after stop is harmless. Static storage.
 struct IdleHooks {
-  jlong (*begin)(JNIEnv* env, jstring handler_class);
-  void (*end)(JNIEnv* env, jlong token, jstring handler_class, jboolean keep);
+  jlong (*begin)(JNIEnv* env);
+  // name_key: what the previous end returned for this handler (0 the first time); returns the key to pass
+  // next time, so a handler's class name is read from Java and interned once, not on every call.
+  jint (*end)(JNIEnv* env, jlong token, jint name_key, jstring handler_class, jboolean keep);
 };
 void SetIdleHooks(const IdleHooks* hooks);  // nullptr uninstalls
 // Registers TimingIdleHandlerList's natives (JNI_OnLoad calls it after resolving).

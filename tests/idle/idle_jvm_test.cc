@@ -136,6 +136,42 @@ TEST_F(IdleJvmTest, EveryCallIsOnTheTimelineWithItsClassName) {
   EXPECT_NE(text.str().find("idle.handler"), std::string::npos);
 }
 
+// The wrapper caches the key of its interned class name; a new timeline (a capacity change rebuilds it and
+// restarts the monitors) has a new string table, so a stale key must be noticed and the name interned again.
+TEST_F(IdleJvmTest, HandlerNamesSurviveATimelineRebuild) {
+  ASSERT_EQ(CallInt("pokeMain"), 1);  // the counting handler's wrapper now holds a key
+  const std::string rebuilt =
+      std::string(kConfig).substr(0, std::string(kConfig).size() - 1) + R"(,"timeline":{"capacity":2048}})";
+  ASSERT_EQ(Configure(rebuilt), 0) << CallString("status");
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(CallInt("pokeMain"), 1);
+  char path[] = "/tmp/jp_idle_rebuilt_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  JNIEnv* env = Jvm()->Env();
+  env->PushLocalFrame(4);
+  EXPECT_EQ(CallInt("exportTrace", "(Ljava/lang/String;)I", {L(Jvm()->NewString(path))}), 0);
+  env->PopLocalFrame(nullptr);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  unlink(path);
+  ASSERT_EQ(Configure(kConfig), 0);
+  // Every idle.handler record of the new timeline carries a handler class name, the counting one among them.
+  rapidjson::Document d = Parse(text.str());
+  ASSERT_TRUE(d.HasMember("traceEvents")) << text.str().substr(0, 300);
+  int handler_records = 0, counting = 0;
+  for (const auto& ev : d["traceEvents"].GetArray()) {
+    if (!ev.HasMember("cat") || std::string(ev["cat"].GetString()) != "idle.handler") continue;
+    ++handler_records;
+    const std::string name = ev["name"].GetString();
+    EXPECT_EQ(name.rfind("com.example.app.", 0), 0u) << "a stale key named a record " << name;
+    counting += name == "com.example.app.CountingIdleHandler";
+  }
+  EXPECT_GE(handler_records, 3);
+  EXPECT_GE(counting, 3);
+}
+
 TEST_F(IdleJvmTest, RemoveIdleHandlerFindsTheWrappedHandler) {
   const int added = CallInt("addCountingIdleHandler");
   ASSERT_GE(added, 0);

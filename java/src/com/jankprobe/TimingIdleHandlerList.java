@@ -17,14 +17,20 @@ import java.util.Collection;
 public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   private static final long serialVersionUID = 1L;
 
-  /** Around queueIdle(): the native side arms the lag deadline at begin and records the call at end. */
-  private static native long nativeBegin(String handlerClass);
-  private static native void nativeEnd(long token, String handlerClass, boolean keep);
+  /**
+   * Around queueIdle(): the native side marks the call running at begin (a watchdog deadline catches it if
+   * it overruns) and records it at end. nativeEnd returns the key under which the native side keeps this
+   * handler's interned class name; passing it back next time spares reading the string on every call
+   * (0: not known yet; a stale key is detected natively and the name read again).
+   */
+  private static native long nativeBegin();
+  private static native int nativeEnd(long token, int nameKey, String handlerClass, boolean keep);
 
   /** One app handler, timed. Equal to its handler, so a plain list still finds it after the swap back. */
   static final class Timed implements IdleHandler {
     final IdleHandler handler;
     final String handlerClass;  // computed once: queueIdle() must stay cheap
+    private int nameKey;        // from nativeEnd; only the thread running the queue's idle handlers uses it
 
     Timed(IdleHandler handler) {
       this.handler = handler;
@@ -33,13 +39,13 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
 
     @Override
     public boolean queueIdle() {
-      final long token = nativeBegin(handlerClass);
+      final long token = nativeBegin();
       boolean keep = false;
       try {
         keep = handler.queueIdle();
         return keep;
       } finally {
-        nativeEnd(token, handlerClass, keep);
+        nameKey = nativeEnd(token, nameKey, handlerClass, keep);
       }
     }
 
