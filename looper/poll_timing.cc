@@ -52,7 +52,7 @@ jp_plt_hook* g_hook[kHookCount];
 
 std::atomic<uintptr_t> g_main_thread{0};  // pthread_self() of the looper's thread; 0 = not known
 std::atomic<uint32_t> g_resolve_tid{0};     // while the pthread is not known: the main thread's kernel tid
-std::atomic<int> g_poll_inside{0};          // proxies inside the timing (not inside epoll_wait)
+std::atomic<int> g_poll_inside{0};          // 1 while the main thread is inside the timing (not in epoll_wait)
 // Resolve mode only: whether this thread was found to be another one (one gettid per thread, ever).
 thread_local bool t_not_main = false;
 
@@ -88,23 +88,22 @@ void OnPollCheck(const hook::DeadlineFired& fired, void*);
 void OnPollReport(const hook::DeadlineFired& fired, void*);
 void OnPollResume(const hook::DeadlineFired& fired, void*);
 
-// Counts the main thread in, then it checks poll_active; StopPollSource clears poll_active, then waits for
-// the count: seq_cst on both sides, so one of the two always sees the other (the locked add is a full
-// barrier on x86 anyway).
+// Marks the main thread in, then it checks poll_active; StopPollSource clears poll_active, then waits for
+// the mark to clear: seq_cst on both sides, so one of the two always sees the other. Only the main thread
+// enters, so leaving is a plain release store: one locked instruction per edge.
 class PollInside {
  public:
-  PollInside() { g_poll_inside.fetch_add(1, std::memory_order_seq_cst); }
-  ~PollInside() { g_poll_inside.fetch_sub(1, std::memory_order_release); }
+  PollInside() { g_poll_inside.exchange(1, std::memory_order_seq_cst); }
+  ~PollInside() { g_poll_inside.store(0, std::memory_order_release); }
 };
 bool PollActive() { return g.poll_active.load(std::memory_order_seq_cst); }
 
-// epoll_wait returned on the main thread: a gap starts.
-void GapStarts() {
-  PollInside guard;
+// epoll_wait returned on the main thread: a gap starts, at t0 (0: read the clock now). Inside PollInside.
+void GapStarts(uint64_t t0) {
   if (!PollActive()) return;
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (!ctx) return;
-  const uint64_t t0 = hook::MonotonicNs();
+  if (t0 == 0) t0 = hook::MonotonicNs();
   uint64_t seq = (g_main.seq + 1) & kSeqMask;
   if (seq == 0) seq = 1;  // 0 means "waiting"
   g_main.seq = seq;
@@ -119,17 +118,17 @@ void GapStarts() {
   }
 }
 
-// The main thread calls epoll_wait again: the gap ends.
-void GapEnds() {
-  PollInside guard;
-  if (!g_main.in_gap) return;
+// The main thread calls epoll_wait again: the gap ends. Returns its end (0 when it was not timed).
+// Inside PollInside.
+uint64_t GapEnds() {
+  if (!g_main.in_gap) return 0;
   g_main.in_gap = false;
   // Not the gap the timing knows (the source was stopped, or restarted, while this thread waited).
   if (!PollActive() || g.poll_running.load(std::memory_order_relaxed) != g_main.seq) {
-    return;
+    return 0;
   }
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
-  if (!ctx) return;
+  if (!ctx) return 0;
   const uint64_t t1 = hook::MonotonicNs();
   const uint64_t seq = g_main.seq;
   const uint64_t wall = t1 - g_main.start_ns;
@@ -176,24 +175,51 @@ void GapEnds() {
       ctx->watchdog->Arm(kPollResumeTag, t1, OnPollResume, nullptr);
     }
   }
+  return t1;
 }
 
 // A macro, not a function: JP_PLT_PREV reads __builtin_return_address(0), which must be the proxy's own.
 #define JP_POLL_PREV(Fn, i) reinterpret_cast<Fn>(JP_PLT_PREV(__atomic_load_n(&g_hook[i], __ATOMIC_ACQUIRE), g_prev[i]))
 
+// A look without waiting (timeout 0: the top of every next() while messages are queued) returns at once:
+// the main thread never stopped working, so the next gap starts where this one ended (one clock read per
+// message instead of two; the syscall's own time counts as work), and one PollInside spans the call. A
+// call that may block leaves the timing while it waits (StopPollSource must not wait for an idle thread).
 int ProxyEpollWait(int epfd, struct epoll_event* events, int max, int timeout) {
-  const bool main = OnMainThread();
-  if (main) GapEnds();
+  if (!OnMainThread()) return JP_POLL_PREV(EpollWaitFn, 0)(epfd, events, max, timeout);
+  if (timeout == 0) {
+    PollInside guard;
+    const uint64_t t1 = GapEnds();
+    const int n = JP_POLL_PREV(EpollWaitFn, 0)(epfd, events, max, timeout);
+    GapStarts(t1);
+    return n;
+  }
+  {
+    PollInside guard;
+    GapEnds();
+  }
   const int n = JP_POLL_PREV(EpollWaitFn, 0)(epfd, events, max, timeout);
-  if (main) GapStarts();
+  PollInside guard;
+  GapStarts(0);
   return n;
 }
 
 int ProxyEpollPwait(int epfd, struct epoll_event* events, int max, int timeout, const sigset_t* mask) {
-  const bool main = OnMainThread();
-  if (main) GapEnds();
+  if (!OnMainThread()) return JP_POLL_PREV(EpollPwaitFn, 1)(epfd, events, max, timeout, mask);
+  if (timeout == 0) {
+    PollInside guard;
+    const uint64_t t1 = GapEnds();
+    const int n = JP_POLL_PREV(EpollPwaitFn, 1)(epfd, events, max, timeout, mask);
+    GapStarts(t1);
+    return n;
+  }
+  {
+    PollInside guard;
+    GapEnds();
+  }
   const int n = JP_POLL_PREV(EpollPwaitFn, 1)(epfd, events, max, timeout, mask);
-  if (main) GapStarts();
+  PollInside guard;
+  GapStarts(0);
   return n;
 }
 

@@ -1,0 +1,91 @@
+// The poll source's cost per main-thread gap, natively (no JVM noise): the libutils.so fixture's
+// pollOnce(0) in a loop, i.e. one epoll_wait(0) through libutils.so's GOT per iteration, which is one gap
+// end + one gap start for the poll source. Side by side in one run:
+// - PollOnce/unhooked: the slot holds libc's epoll_wait (the app without jankprobe);
+// - PollOnce/other_thread: the poll source installed, this thread is not the looper's main thread (what
+//   every other Looper thread pays: the pthread_self() compare);
+// - PollOnce/main_thread: this thread is the main thread: both edges timed, the looper.message record, the
+//   ring entry. Its difference to "unhooked" is the added cost per message.
+// The plugin pieces are the real ones (timeline, watchdog, looper timing); only the JVM is absent.
+#include <benchmark/benchmark.h>
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "hook/config.h"
+#include "hook/monitor.h"
+#include "hook/timeline.h"
+#include "hook/watchdog.h"
+#include "looper/dispatch_timing.h"
+#include "tests/fixtures/libutils/native_looper.h"
+
+namespace jp {
+namespace {
+
+using CreateFn = jpfx_looper* (*)();
+using PollFn = int (*)(jpfx_looper*, int);
+
+struct World {
+  bool ok = false;
+  std::string why;
+  std::unique_ptr<hook::Timeline> timeline;
+  hook::Watchdog watchdog;
+  hook::PluginContext ctx;
+  jpfx_looper* looper = nullptr;
+  PollFn poll = nullptr;
+};
+
+World* Get() {
+  static World* w = [] {
+    auto* w = new World;
+    void* lib = dlopen(JP_LIBUTILS_PATH, RTLD_NOW);
+    if (!lib) {
+      w->why = dlerror();
+      return w;
+    }
+    auto create = reinterpret_cast<CreateFn>(dlsym(lib, "jpfx_looper_create"));
+    w->poll = reinterpret_cast<PollFn>(dlsym(lib, "jpfx_looper_poll_once"));
+    w->looper = create ? create() : nullptr;
+    w->timeline = hook::Timeline::Create(hook::Timeline::Options(), &w->why);
+    if (!w->looper || !w->poll || !w->timeline || !w->watchdog.Start(&w->why)) return w;
+    w->ctx.timeline = w->timeline.get();
+    w->ctx.watchdog = &w->watchdog;
+    w->ctx.main_tid = static_cast<uint32_t>(hook::CurrentTid());
+    looper::ActivateTiming(&w->ctx, Config());
+    w->ok = true;
+    return w;
+  }();
+  return w;
+}
+
+void PollOnce(benchmark::State& state, int mode) {
+  World* w = Get();
+  if (!w->ok) return state.SkipWithError(("setup: " + w->why).c_str());
+  std::string why;
+  if (mode > 0) {
+    // mode 1: some other thread is main (a value no thread has); mode 2: this one.
+    const uintptr_t main = mode == 2 ? static_cast<uintptr_t>(pthread_self()) : 1;
+    if (!looper::StartPollSource("libutils.so", main, mode == 2 ? w->ctx.main_tid : 0, &why)) {
+      return state.SkipWithError(("StartPollSource: " + why).c_str());
+    }
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(w->poll(w->looper, 0));
+  if (mode > 0) looper::StopPollSource();
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+
+void BM_PollOnce_Unhooked(benchmark::State& state) { PollOnce(state, 0); }
+void BM_PollOnce_OtherThread(benchmark::State& state) { PollOnce(state, 1); }
+void BM_PollOnce_MainThread(benchmark::State& state) { PollOnce(state, 2); }
+
+BENCHMARK(BM_PollOnce_Unhooked)->Repetitions(10);
+BENCHMARK(BM_PollOnce_OtherThread)->Repetitions(10);
+BENCHMARK(BM_PollOnce_MainThread)->Repetitions(10);
+
+}  // namespace
+}  // namespace jp
+
+BENCHMARK_MAIN();
