@@ -36,6 +36,7 @@ void InputTracker::Enable(const Settings& s) {
   gate_.ProposeOwner(s.context ? s.context->main_tid : 0);
   layout_ = s.layout;
   context_ = s.context;
+  timeline_ = s.context ? s.context->timeline : nullptr;
   lag_ns_.store(s.lag_ns, std::memory_order_relaxed);
   anr_ns_.store(s.anr_ns, std::memory_order_relaxed);
   hook::Timeline* tl = s.context ? s.context->timeline : nullptr;
@@ -79,6 +80,7 @@ void InputTracker::Disable() {
   for (hook::StackSample& s : stacks_) s = hook::StackSample{};
   channels_.Clear();
   context_ = nullptr;
+  timeline_ = nullptr;
 }
 
 uint64_t InputTracker::DeadlineId(uint64_t due_ns) noexcept {
@@ -188,6 +190,9 @@ void InputTracker::OnSent(int fd, const void* buf, ssize_t n) noexcept {
 }
 
 void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept {
+  // Most sends finish an event and append; the append's lines (head, next slot) are cold after the
+  // syscall we just returned from. Fetched now, they arrive during the decode and the table lookup.
+  timeline_->PrefetchAppend();
   if (layout_ == nullptr || (channels_.AnyFdMode() && channels_.IsFdMode(fd))) {
     const int index = pending_.TakeFdMode(owner, fd);
     if (index >= 0) Finish(owner, index, clock_.NowNs());
@@ -246,7 +251,7 @@ void InputTracker::Finish(bool owner, int index, uint64_t now) noexcept {
                                                     static_cast<double>(e.consume_time_ns - e.event_time_ns) / 1e6));
     }
   }
-  context_->timeline->AppendPacked(rec);
+  timeline_->AppendPacked(rec);
   events_finished_.Add(owner);
 
   // A lag the watchdog saw is in flags; one it marks from now on it will find already taken.
