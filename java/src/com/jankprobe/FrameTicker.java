@@ -112,7 +112,7 @@ public final class FrameTicker implements Choreographer.FrameCallback {
     final FrameTicker t = sActive.get();
     if (t == null) return;
     t.dispatchStart = System.nanoTime();
-    if (t.parked && t.running && line.contains(CHOREOGRAPHER_FRAME)) t.resume();
+    if (t.parked && t.running && line.contains(CHOREOGRAPHER_FRAME)) t.resumeFromAnyThread();
   }
 
   /** LooperPrinter, main thread, after the message. */
@@ -129,7 +129,17 @@ public final class FrameTicker implements Choreographer.FrameCallback {
       t.busyInWindow = 0;
     }
     t.busyInWindow += busy;
-    if (t.busyInWindow >= t.interval() / 4) t.resume();
+    if (t.busyInWindow >= t.interval() / 4) t.resumeFromAnyThread();
+  }
+
+  // Choreographer is per Looper: resume on the main thread, or from its queue when a printer line came from
+  // elsewhere (a benchmark driving LooperPrinter directly). Only on the rare resume path.
+  private void resumeFromAnyThread() {
+    if (Looper.myLooper() == Looper.getMainLooper()) {
+      resume();
+    } else {
+      resumeFromNative();
+    }
   }
 
   private long interval() { return shortestGap != 0 ? shortestGap : DEFAULT_INTERVAL_NANOS; }
