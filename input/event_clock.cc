@@ -3,10 +3,13 @@
 #include <errno.h>
 #include <time.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <string_view>
 
 namespace jp::input {
 namespace {
@@ -21,28 +24,61 @@ uint64_t AbsDiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
 // out of step across CPUs or unstable (its watchdog compares it with HPET/ACPI PM timer), so "tsc" there
 // means CLOCK_MONOTONIC is this very counter, scaled. Android's SELinux policy may hide sysfs from apps:
 // then the CPU's own promise (constant rate, not stopping in deep C-states) is what we have.
+// A small text file, whole (sysfs and procfs files are read in one go; cpuinfo is tens of KiB). Plain
+// read(2): std::ifstream / std::istringstream would link the C++ runtime's iostream and locale machinery
+// into the library (~280 KiB more text, their static initialisers and relocations run at every load).
+bool ReadSmallFile(const char* path, std::string* out) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[4096];
+  ssize_t n;
+  out->clear();
+  while ((n = read(fd, buf, sizeof buf)) != 0) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      close(fd);
+      return false;
+    }
+    out->append(buf, static_cast<size_t>(n));
+    if (out->size() > (1u << 20)) break;  // a sane bound: the lines we want come first
+  }
+  close(fd);
+  return true;
+}
+
+bool HasWord(std::string_view line, std::string_view word) {
+  for (size_t at = line.find(word); at != std::string_view::npos; at = line.find(word, at + 1)) {
+    const bool starts = at == 0 || line[at - 1] == ' ' || line[at - 1] == '\t' || line[at - 1] == ':';
+    const size_t end = at + word.size();
+    const bool ends = end == line.size() || line[end] == ' ' || line[end] == '\t';
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
 bool CounterTrusted(std::string* why) {
-  std::ifstream cs("/sys/devices/system/clocksource/clocksource0/current_clocksource");
-  std::string source;
-  if (cs && std::getline(cs, source)) {
+  std::string text;
+  if (ReadSmallFile("/sys/devices/system/clocksource/clocksource0/current_clocksource", &text) &&
+      !text.empty()) {
+    const std::string source = text.substr(0, text.find('\n'));
     if (source == "tsc") return true;
     *why = "clocksource is " + source + ", not tsc: the kernel does not trust the TSC";
     return false;
   }
-  std::ifstream info("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(info, line)) {
-    if (line.compare(0, 5, "flags") != 0) continue;
-    std::istringstream words(line);
-    bool constant = false, nonstop = false;
-    for (std::string w; words >> w;) {
-      constant |= w == "constant_tsc";
-      nonstop |= w == "nonstop_tsc";
+  if (ReadSmallFile("/proc/cpuinfo", &text)) {
+    std::string_view all(text);
+    for (size_t start = 0; start < all.size();) {
+      const size_t end = std::min(all.find('\n', start), all.size());
+      const std::string_view line = all.substr(start, end - start);
+      start = end + 1;
+      if (line.compare(0, 5, "flags") != 0) continue;
+      const bool constant = HasWord(line, "constant_tsc");
+      const bool nonstop = HasWord(line, "nonstop_tsc");
+      if (constant && nonstop) return true;
+      *why = std::string("clocksource unreadable and the TSC is not invariant (") +
+             (constant ? "" : "no constant_tsc ") + (nonstop ? "" : "no nonstop_tsc") + ")";
+      return false;
     }
-    if (constant && nonstop) return true;
-    *why = std::string("clocksource unreadable and the TSC is not invariant (") +
-           (constant ? "" : "no constant_tsc ") + (nonstop ? "" : "no nonstop_tsc") + ")";
-    return false;
   }
   *why = "clocksource and /proc/cpuinfo both unreadable: cannot tell whether the TSC is invariant";
   return false;
