@@ -20,10 +20,6 @@ std::atomic<const EventClock::Options*> g_test_options{nullptr};
 uint64_t AbsDiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
 
 #if defined(__x86_64__)
-// The kernel's own verdict on the TSC: it switches the clocksource away from tsc when it finds the TSCs
-// out of step across CPUs or unstable (its watchdog compares it with HPET/ACPI PM timer), so "tsc" there
-// means CLOCK_MONOTONIC is this very counter, scaled. Android's SELinux policy may hide sysfs from apps:
-// then the CPU's own promise (constant rate, not stopping in deep C-states) is what we have.
 // A small text file, whole (sysfs and procfs files are read in one go; cpuinfo is tens of KiB). Plain
 // read(2): std::ifstream / std::istringstream would link the C++ runtime's iostream and locale machinery
 // into the library (~280 KiB more text, their static initialisers and relocations run at every load).
@@ -56,6 +52,10 @@ bool HasWord(std::string_view line, std::string_view word) {
   return false;
 }
 
+// The kernel's own verdict on the TSC: it switches the clocksource away from tsc when it finds the TSCs
+// out of step across CPUs or unstable (its watchdog compares it with HPET/ACPI PM timer), so "tsc" there
+// means CLOCK_MONOTONIC is this very counter, scaled. Android's SELinux policy may hide sysfs from apps:
+// then the CPU's own promise (constant rate, not stopping in deep C-states) is what we have.
 bool CounterTrusted(std::string* why) {
   std::string text;
   if (ReadSmallFile("/sys/devices/system/clocksource/clocksource0/current_clocksource", &text) &&
