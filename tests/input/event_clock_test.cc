@@ -155,6 +155,9 @@ TEST(EventClockInMonitor, StatusNamesTheClockAndAForcedFallbackStillTimesEvents)
   EventClock::Options forced;
   forced.force_fallback = "test: forced by the harness";
   EventClock::SetOptionsForTest(&forced);
+  struct Reset {
+    ~Reset() { EventClock::SetOptionsForTest(nullptr); }  // also when an assertion returns early
+  } reset;
   Harness h;
   ASSERT_EQ(h.Start(1000, 5000, 33), JANKPROBE_OK) << jankprobe_last_error();
   EXPECT_EQ(InputDetail("clock", "source"), "clock_gettime");
@@ -176,7 +179,6 @@ TEST(EventClockInMonitor, StatusNamesTheClockAndAForcedFallbackStillTimesEvents)
   EXPECT_LE(records[0].ts_ns + records[0].dur_ns, after);
   jpfx_channel_close(ch);
   h.Stop();
-  EventClock::SetOptionsForTest(nullptr);
 }
 
 }  // namespace
