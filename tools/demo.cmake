@@ -36,5 +36,12 @@ target_compile_definitions(jankprobe-demo PRIVATE
     JP_DEMO_LIBJANKPROBE="$<TARGET_FILE:jankprobe>"
     JP_DEMO_CONFIG_DIR="${CMAKE_CURRENT_LIST_DIR}/demo/config")
 add_dependencies(jankprobe-demo jp_demo_app jankprobe_java jp_android_standins jankprobe)
+# The stand-in MessageQueue waits in a host libutils.so (epoll_wait through its PLT, as android::Looper
+# does), which is what the looper monitor's default poll source hooks; without it the app would wait in
+# Java and the looper monitor would fall back to its Printer source. Built even without the tests.
+include(${PROJECT_SOURCE_DIR}/tests/fixtures/libutils.cmake)
+if(TARGET jp_libutils)
+  add_dependencies(jankprobe-demo jp_libutils)
+endif()
 set_target_properties(jankprobe-demo PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tools)
 jp_strict_warnings(jankprobe-demo)
