@@ -32,7 +32,10 @@ void InputTracker::Enable(const Settings& s) {
   if (stacks_.size() != PendingEvents::kSlots) stacks_.resize(PendingEvents::kSlots);
   std::string why;
   fence_note_ = fence_.Init(&why) ? "membarrier" : why;
-  clock_.Init();  // no hot path runs yet: enabled_ is published below
+  // Event timestamps (read and finish) come from the process's event clock (the looper's poll source
+  // reads it too); calibrated by whichever monitor starts first. No hot path runs yet: enabled_ is
+  // published below.
+  hook::CalibrateProcessEventClock();
   gate_.ProposeOwner(s.context ? s.context->main_tid : 0);
   layout_ = s.layout;
   context_ = s.context;
@@ -154,7 +157,7 @@ void InputTracker::ReceivedFdMode(bool owner, uint32_t tid, int fd) noexcept {
 }
 
 void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev) noexcept {
-  const uint64_t now = clock_.NowNs();
+  const uint64_t now = hook::ProcessEventClock().NowNs();
   const int index = pending_.Claim(owner, fd, ev ? ev->seq : 0);
   if (index < 0) {
     table_full_.fetch_add(1, std::memory_order_relaxed);
@@ -195,7 +198,7 @@ void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept
   timeline_->PrefetchAppend();
   if (layout_ == nullptr || (channels_.AnyFdMode() && channels_.IsFdMode(fd))) {
     const int index = pending_.TakeFdMode(owner, fd);
-    if (index >= 0) Finish(owner, index, clock_.NowNs());
+    if (index >= 0) Finish(owner, index, hook::ProcessEventClock().NowNs());
     return;
   }
   FinishedSignal f;
@@ -204,7 +207,7 @@ void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept
     rejected_sent_[static_cast<int>(v)].Add(owner);
     return;
   }
-  const uint64_t now = clock_.NowNs();
+  const uint64_t now = hook::ProcessEventClock().NowNs();
   const int index = pending_.Take(owner, fd, f.seq);
   if (index < 0) {
     unmatched_finished_.Add(owner);

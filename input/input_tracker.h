@@ -26,7 +26,7 @@
 #include "hook/monitor.h"
 #include "input/asymmetric_fence.h"
 #include "input/channel_table.h"
-#include "input/event_clock.h"
+#include "hook/event_clock.h"
 #include "input/in_flight_gate.h"
 #include "input/input_message.h"
 #include "input/pending_events.h"
@@ -55,7 +55,7 @@ class InputTracker {
   // "membarrier" when the owner's hot path runs without fences, else why it uses full fences.
   std::string FenceMode() const;
   // The event clock's source, why it is clock_gettime if it is, and its checks (JSON object).
-  std::string ClockJson() const { return clock_.StatusJson(); }
+  std::string ClockJson() const { return hook::ProcessEventClock().StatusJson(); }
 
   // Hot paths: called by the proxies after the original call returned (errno is preserved).
   // capacity: the length the caller asked recv for.
@@ -110,8 +110,6 @@ class InputTracker {
   std::atomic<bool> enabled_{false};
   AsymmetricFence fence_;
   InFlightGate gate_{&fence_};
-  // Event timestamps (read and finish): CLOCK_MONOTONIC from the CPU counter where it is validated.
-  EventClock clock_;
   std::string fence_note_;  // control path only
   // Due time of the monitor deadline that is armed (UINT64_MAX: none). Lowered by CAS from the hot path,
   // reset by the callback that fires for it; see LowerDeadline and OnMonitorDeadline.

@@ -20,7 +20,7 @@
 
 namespace jp::looper {
 namespace internal {
-Timing g;
+JP_CONSTINIT Timing g;
 
 // Another thread's CPU clock from its kernel tid (what pthread_getcpuclockid computes for a pthread:
 // the per-thread scheduler clock, encoded as (~tid << 3) | 6). 0 when it cannot be read.
@@ -97,14 +97,14 @@ void Begin(JNIEnv* env, jstring line) {
   uint64_t seq;
   {
     std::lock_guard<std::mutex> lock(g.mu);
-    if (g.cur.running) g.unmatched.fetch_add(1, std::memory_order_relaxed);  // its end was never printed
-    seq = ++g.cur.seq & kSeqMask;
-    g.cur.running = true;
-    g.cur.d = d;
-    g.cur.start_cpu_ns = cpu0;
-    g.cur.samples.Clear();
-    g.cur.pending = PendingSnapshot();
-    g.cur.anr_reported = false;
+    if (g.locked->cur.running) g.unmatched.fetch_add(1, std::memory_order_relaxed);  // its end was never printed
+    seq = ++g.locked->cur.seq & kSeqMask;
+    g.locked->cur.running = true;
+    g.locked->cur.d = d;
+    g.locked->cur.start_cpu_ns = cpu0;
+    g.locked->cur.samples.Clear();
+    g.locked->cur.pending = PendingSnapshot();
+    g.locked->cur.anr_reported = false;
   }
   if (ctx->watchdog) {
     ctx->watchdog->Arm(kSampleTag | seq, t0 + g.sample_after_ns.load(std::memory_order_relaxed), OnSample, nullptr,
@@ -123,15 +123,15 @@ void End(JNIEnv*) {
   uint64_t seq;
   {
     std::lock_guard<std::mutex> lock(g.mu);
-    if (!g.cur.running) {
+    if (!g.locked->cur.running) {
       g.unmatched.fetch_add(1, std::memory_order_relaxed);  // begun before we were installed
       return;
     }
-    g.cur.running = false;
-    d = g.cur.d;
+    g.locked->cur.running = false;
+    d = g.locked->cur.d;
     d.wall_ns = t1 - d.start_ns;
-    d.cpu_ns = cpu1 > g.cur.start_cpu_ns ? cpu1 - g.cur.start_cpu_ns : 0;
-    seq = g.cur.seq & kSeqMask;
+    d.cpu_ns = cpu1 > g.locked->cur.start_cpu_ns ? cpu1 - g.locked->cur.start_cpu_ns : 0;
+    seq = g.locked->cur.seq & kSeqMask;
   }
   if (ctx->watchdog) ctx->watchdog->Disarm(kSampleTag | seq);  // a sample firing now sees running == false
   g.messages.fetch_add(1, std::memory_order_relaxed);
@@ -154,13 +154,13 @@ void End(JNIEnv*) {
   bool queued = false;
   {
     std::lock_guard<std::mutex> lock(g.mu);
-    g.history.Add(d, &g.cur.samples);  // medium and slow messages keep their samples (moved, not copied)
+    g.locked->history.Add(d, &g.locked->cur.samples);  // medium and slow messages keep their samples (moved, not copied)
     if (lag) {
-      if (g.to_report_count < kReportQueue) {
-        Finished& f = g.to_report[g.to_report_count++];
+      if (g.locked->to_report_count < kReportQueue) {
+        Finished& f = g.locked->to_report[g.locked->to_report_count++];
         f.d = d;
-        std::swap(f.pending, g.cur.pending);
-        f.anr_reported = g.cur.anr_reported;
+        std::swap(f.pending, g.locked->cur.pending);
+        f.anr_reported = g.locked->cur.anr_reported;
         f.source = ReportSource::kPrinter;
         f.cpu_window_start_ns = 0;
         queued = true;
@@ -243,7 +243,7 @@ std::string HistoryJson(const hook::PluginContext* ctx, uint64_t now_ns) {
   JsonWriter w(buf);
   static const hook::StringTable kNoStrings;
   std::lock_guard<std::mutex> lock(g.mu);
-  g.history.WriteJson(&w, now_ns, ctx->timeline ? ctx->timeline->strings() : kNoStrings, kHistoryFrames);
+  g.locked->history.WriteJson(&w, now_ns, ctx->timeline ? ctx->timeline->strings() : kNoStrings, kHistoryFrames);
   return std::string(buf.GetString(), buf.GetSize());
 }
 
@@ -335,17 +335,17 @@ void OnSample(const hook::DeadlineFired& fired, void*) {
   bool need_pending = false, need_anr = false;
   {
     std::lock_guard<std::mutex> lock(g.mu);
-    if (!g.cur.running || (g.cur.seq & kSeqMask) != seq) return;  // it ended meanwhile
+    if (!g.locked->cur.running || (g.locked->cur.seq & kSeqMask) != seq) return;  // it ended meanwhile
     if (fired.stack && fired.stack->ok) {
-      g.cur.samples.Add(fired.stack->text, fired.stack->captured_ns ? fired.stack->captured_ns : fired.fired_ns);
+      g.locked->cur.samples.Add(fired.stack->text, fired.stack->captured_ns ? fired.stack->captured_ns : fired.fired_ns);
     } else {
-      g.cur.samples.AddError(fired.stack ? fired.stack->error : "deadline fired without a stack");
+      g.locked->cur.samples.AddError(fired.stack ? fired.stack->error : "deadline fired without a stack");
     }
-    const uint64_t elapsed = fired.fired_ns - g.cur.d.start_ns;
-    need_pending = elapsed >= g.lag_ns.load(std::memory_order_relaxed) && !g.cur.pending.read &&
-                   g.cur.pending.why.empty();
-    need_anr = elapsed >= g.anr_ns.load(std::memory_order_relaxed) && !g.cur.anr_reported;
-    if (need_anr) g.cur.anr_reported = true;
+    const uint64_t elapsed = fired.fired_ns - g.locked->cur.d.start_ns;
+    need_pending = elapsed >= g.lag_ns.load(std::memory_order_relaxed) && !g.locked->cur.pending.read &&
+                   g.locked->cur.pending.why.empty();
+    need_anr = elapsed >= g.anr_ns.load(std::memory_order_relaxed) && !g.locked->cur.anr_reported;
+    if (need_anr) g.locked->cur.anr_reported = true;
   }
   g.samples.fetch_add(1, std::memory_order_relaxed);
   if (need_pending || need_anr) {
@@ -355,11 +355,11 @@ void OnSample(const hook::DeadlineFired& fired, void*) {
     bool still = false;
     {
       std::lock_guard<std::mutex> lock(g.mu);
-      if (g.cur.running && (g.cur.seq & kSeqMask) == seq) {
+      if (g.locked->cur.running && (g.locked->cur.seq & kSeqMask) == seq) {
         still = true;
-        if (need_pending) g.cur.pending = p;
-        d = g.cur.d;
-        if (need_anr) samples = g.cur.samples;
+        if (need_pending) g.locked->cur.pending = p;
+        d = g.locked->cur.d;
+        if (need_anr) samples = g.locked->cur.samples;
       }
     }
     if (still && need_anr) {
@@ -368,7 +368,7 @@ void OnSample(const hook::DeadlineFired& fired, void*) {
       const uint64_t cpu_now = CpuNsOfTid(MainTid(ctx));  // the main thread's CPU clock, read from here
       {
         std::lock_guard<std::mutex> lock(g.mu);
-        d.cpu_ns = cpu_now > g.cur.start_cpu_ns ? cpu_now - g.cur.start_cpu_ns : 0;
+        d.cpu_ns = cpu_now > g.locked->cur.start_cpu_ns ? cpu_now - g.locked->cur.start_cpu_ns : 0;
       }
       g.anrs.fetch_add(1, std::memory_order_relaxed);
       SubmitReport(ctx, "anr_risk", d, true, samples, p, now, ReportSource::kPrinter);
@@ -398,23 +398,23 @@ void internal::ReportFinished() {
     SampleSet samples;
     {
       std::lock_guard<std::mutex> lock(g.mu);
-      if (g.to_report_count == 0) return;
-      f.d = g.to_report[0].d;
-      std::swap(f.pending, g.to_report[0].pending);
-      f.anr_reported = g.to_report[0].anr_reported;
-      f.source = g.to_report[0].source;
-      f.cpu_window_start_ns = g.to_report[0].cpu_window_start_ns;
-      for (size_t i = 1; i < g.to_report_count; ++i) {
-        g.to_report[i - 1].d = g.to_report[i].d;
-        std::swap(g.to_report[i - 1].pending, g.to_report[i].pending);
-        g.to_report[i - 1].anr_reported = g.to_report[i].anr_reported;
-        g.to_report[i - 1].source = g.to_report[i].source;
-        g.to_report[i - 1].cpu_window_start_ns = g.to_report[i].cpu_window_start_ns;
+      if (g.locked->to_report_count == 0) return;
+      f.d = g.locked->to_report[0].d;
+      std::swap(f.pending, g.locked->to_report[0].pending);
+      f.anr_reported = g.locked->to_report[0].anr_reported;
+      f.source = g.locked->to_report[0].source;
+      f.cpu_window_start_ns = g.locked->to_report[0].cpu_window_start_ns;
+      for (size_t i = 1; i < g.locked->to_report_count; ++i) {
+        g.locked->to_report[i - 1].d = g.locked->to_report[i].d;
+        std::swap(g.locked->to_report[i - 1].pending, g.locked->to_report[i].pending);
+        g.locked->to_report[i - 1].anr_reported = g.locked->to_report[i].anr_reported;
+        g.locked->to_report[i - 1].source = g.locked->to_report[i].source;
+        g.locked->to_report[i - 1].cpu_window_start_ns = g.locked->to_report[i].cpu_window_start_ns;
       }
-      --g.to_report_count;
+      --g.locked->to_report_count;
       // Its samples went into the history entry: copy them from there (newest first).
-      for (size_t i = g.history.size(); i-- > 0;) {
-        const MessageHistory::Entry& e = g.history.at(i);
+      for (size_t i = g.locked->history.size(); i-- > 0;) {
+        const MessageHistory::Entry& e = g.locked->history.at(i);
         if (e.kind != MessageHistory::Kind::kFastRun && e.d.start_ns == f.d.start_ns) {
           samples = e.samples;
           break;
@@ -443,8 +443,8 @@ static bool RunningMessage(uint64_t now_ns, hook::Event* out, void*) {
   if (!ctx || !g.active.load(std::memory_order_acquire)) return false;
   if (g.poll_active.load(std::memory_order_acquire)) return PollRunningMessage(ctx, now_ns, out);
   std::unique_lock<std::mutex> lock(g.mu, std::try_to_lock);
-  if (!lock.owns_lock() || !g.cur.running) return false;
-  const Dispatch& d = g.cur.d;
+  if (!lock.owns_lock() || !g.locked->cur.running) return false;
+  const Dispatch& d = g.locked->cur.d;
   out->ts_ns = d.start_ns;
   out->dur_ns = now_ns > d.start_ns ? now_ns - d.start_ns : 1;
   out->tid = MainTid(ctx);
@@ -476,11 +476,14 @@ void ActivateTiming(const hook::PluginContext* context, const Config& config) {
   if (context->reports) context->reports->AddInFlightProvider(&RunningMessage, nullptr);
   {
     std::lock_guard<std::mutex> lock(g.mu);
-    g.cur = Current();
-    g.history = MessageHistory();
-    for (Finished& f : g.to_report) f = Finished();
-    g.to_report_count = 0;
-    g.poll_cur = PollCurrent();
+    // The first start pays for the history pool; later ones reuse it (never freed: see timing_state.h).
+    if (!g.locked) g.locked = new Locked();
+    Locked& l = *g.locked;
+    l.cur = Current();
+    l.history.Clear();
+    for (Finished& f : l.to_report) f = Finished();
+    l.to_report_count = 0;
+    l.poll_cur = PollCurrent();
   }
   g.frames.Reset();
   g.context.store(context, std::memory_order_release);
@@ -499,7 +502,7 @@ void RetuneTiming(const Config& config) {
   g.max_frames.store(config.report.max_stack_frames > 0 ? config.report.max_stack_frames : 64,
                      std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(g.mu);
-  g.history.SetWindow(ms(c.history_ms), ms(c.lag_ms));
+  if (g.locked) g.locked->history.SetWindow(ms(c.history_ms), ms(c.lag_ms));  // else at activation
 }
 
 void DeactivateTiming() {
@@ -511,7 +514,7 @@ void DeactivateTiming() {
     uint64_t seq;
     {
       std::lock_guard<std::mutex> lock(g.mu);
-      seq = g.cur.seq & kSeqMask;
+      seq = g.locked ? g.locked->cur.seq & kSeqMask : 0;
     }
     ctx->watchdog->Disarm(kSampleTag | seq);
   }
@@ -539,8 +542,9 @@ LooperCounters TimingCounters() {
   c.poll_rearms = g.poll_rearms.load(std::memory_order_relaxed);
   if (g.poll_active.load(std::memory_order_acquire)) DrainPollGaps();  // the history as of now
   std::lock_guard<std::mutex> lock(g.mu);
-  c.history_entries = g.history.size();
-  c.history_evicted = g.history.evicted();
+  if (!g.locked) return c;  // never activated: no history yet
+  c.history_entries = g.locked->history.size();
+  c.history_evicted = g.locked->history.evicted();
   return c;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hook/clock.h"
+#include "hook/event_clock.h"
 #include "hook/jni/jni_refs.h"
 #include "hook/jni/jni_util.h"
 #include "hook/report.h"
@@ -86,6 +87,8 @@ class LooperMonitor : public hook::MonitorImpl {
     s += ",\"poll_library\":\"" + Escape(poll_library_) + "\",\"poll_slots\":" + std::to_string(PollSourceSlots()) +
          ",\"poll_gaps\":" + std::to_string(c.poll_gaps) + ",\"poll_ring_full\":" + std::to_string(c.poll_ring_full) +
          ",\"ticker_resumes\":" + std::to_string(c.ticker_resumes) + ",\"poll_rearms\":" + std::to_string(c.poll_rearms);
+    // The poll source times gaps with the process event clock: which counter, or why clock_gettime.
+    if (source_ == "poll") s += ",\"clock\":" + hook::ProcessEventClock().StatusJson();
     s += ",\"printer\":\"";
     s += printer_state_ + "\",\"chained_to\":\"" + Escape(chained_to_) + "\"";
     s += ",\"reinstalls\":" + std::to_string(reinstalls_);

@@ -29,6 +29,14 @@ void MessageHistory::SetWindow(uint64_t window_ns, uint64_t slow_ns) {
   slow_ns_ = slow_ns;
 }
 
+void MessageHistory::Clear() {
+  for (Entry& e : pool_) e = Entry();
+  head_ = 0;
+  size_ = 0;
+  evicted_ = 0;
+  dispatches_ = 0;
+}
+
 MessageHistory::Entry& MessageHistory::Push() {
   if (size_ == kCapacity) {  // the pool is full: the oldest goes
     head_ = (head_ + 1) % kCapacity;

@@ -51,6 +51,8 @@ class MessageHistory {
   MessageHistory();
 
   void SetWindow(uint64_t window_ns, uint64_t slow_ns);
+  // Empties the window (and frees the entries' samples) but keeps the pool: a restart allocates nothing.
+  void Clear();
   // Adds a finished dispatch; `samples` is moved from when the entry keeps it (medium and slow).
   void Add(const Dispatch& d, SampleSet* samples);
   // Drops entries that ended before now - window.

@@ -6,7 +6,8 @@
 // dispatch, one idle-handler pass, or one round of fd callbacks.
 //
 // Main thread, per gap (the proxies below): a pthread_self() compare first (other loopers wait in the same
-// library), one CLOCK_MONOTONIC read at each edge, the gap published in two atomics, a `looper.message`
+// library), one read of the process event clock at each edge (hook/event_clock.h: the CPU counter scaled
+// to CLOCK_MONOTONIC, within 50 us of it; the input monitor stamps with the same clock), the gap published in two atomics, a `looper.message`
 // record, and the finished gap pushed into a single-producer ring. No JNI, no allocation, no lock, no
 // syscall: the watchdog drains the ring into the history window (every check period, before a report,
 // and when status is read) and attaches the samples it took while the gap ran.
@@ -30,6 +31,7 @@
 #include <string>
 
 #include "hook/clock.h"
+#include "hook/event_clock.h"
 #include "hook/jni/jni_refs.h"
 #include "hook/jni/jni_util.h"
 #include "jankprobe/plt.h"
@@ -83,6 +85,12 @@ bool OnMainThread() {
 
 uint64_t ThreadCpuNs() { return hook::ClockNs(CLOCK_THREAD_CPUTIME_ID); }
 
+// The gaps' clock (start and end on the main thread). The watchdog side reads it too wherever it compares
+// with a gap's start or end (is the gap old enough, how long has it run), so that the 50 us between it and
+// clock_gettime never shows up as a gap that started in the future. Deadlines stay on CLOCK_MONOTONIC:
+// there 50 us is far below their millisecond granularity.
+uint64_t GapClockNs() { return hook::ProcessEventClock().NowNs(); }
+
 void OnPollSample(const hook::DeadlineFired& fired, void*);
 void OnPollCheck(const hook::DeadlineFired& fired, void*);
 void OnPollReport(const hook::DeadlineFired& fired, void*);
@@ -103,7 +111,7 @@ void GapStarts(uint64_t t0) {
   if (!PollActive()) return;
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (!ctx) return;
-  if (t0 == 0) t0 = hook::MonotonicNs();
+  if (t0 == 0) t0 = GapClockNs();
   uint64_t seq = (g_main.seq + 1) & kSeqMask;
   if (seq == 0) seq = 1;  // 0 means "waiting"
   g_main.seq = seq;
@@ -129,7 +137,7 @@ uint64_t GapEnds() {
   }
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (!ctx) return 0;
-  const uint64_t t1 = hook::MonotonicNs();
+  const uint64_t t1 = GapClockNs();
   const uint64_t seq = g_main.seq;
   const uint64_t wall = t1 - g_main.start_ns;
   g.poll_running.store(0, std::memory_order_release);
@@ -247,7 +255,7 @@ void ContinueChecks(const hook::PluginContext* ctx) {
     std::atomic_thread_fence(std::memory_order_acquire);
     if (g.poll_running.load(std::memory_order_relaxed) != seq) continue;
     const uint64_t due = start + g.sample_after_ns.load(std::memory_order_relaxed);
-    const uint64_t now = hook::MonotonicNs();
+    const uint64_t now = GapClockNs();
     if (due <= now) {
       ctx->watchdog->Arm(kPollSampleTag | seq, now, OnPollSample, nullptr, hook::Watchdog::kCaptureStack);
     } else {
@@ -283,7 +291,7 @@ void OnPollSample(const hook::DeadlineFired& fired, void*) {
   bool need_pending = false, need_anr = false;
   {
     std::lock_guard<std::mutex> lock(g.mu);
-    PollCurrent& cur = g.poll_cur;
+    PollCurrent& cur = g.locked->poll_cur;
     if (cur.seq != seq) {
       DrainPollGapsLocked();  // the previous sampled gap takes its samples into the history first
       cur.seq = seq;
@@ -291,14 +299,15 @@ void OnPollSample(const hook::DeadlineFired& fired, void*) {
       cur.pending = PendingSnapshot();
       cur.anr_reported = false;
       cur.cpu_first_ns = CpuNsOfTid(MainTid(ctx));
-      cur.cpu_first_at_ns = hook::MonotonicNs();
+      cur.cpu_first_at_ns = GapClockNs();  // compared with the gap's end
     }
     if (fired.stack && fired.stack->ok) {
       cur.samples.Add(fired.stack->text, fired.stack->captured_ns ? fired.stack->captured_ns : fired.fired_ns);
     } else {
       cur.samples.AddError(fired.stack ? fired.stack->error : "deadline fired without a stack");
     }
-    const uint64_t elapsed = fired.fired_ns - start;
+    // fired_ns is CLOCK_MONOTONIC, start the event clock: up to 50 us apart, so never "before" the start.
+    const uint64_t elapsed = fired.fired_ns > start ? fired.fired_ns - start : 0;
     need_pending = elapsed >= g.lag_ns.load(std::memory_order_relaxed) && !cur.pending.read && cur.pending.why.empty();
     need_anr = elapsed >= g.anr_ns.load(std::memory_order_relaxed) && !cur.anr_reported;
     if (need_anr) cur.anr_reported = true;
@@ -312,18 +321,18 @@ void OnPollSample(const hook::DeadlineFired& fired, void*) {
     bool still = false;
     {
       std::lock_guard<std::mutex> lock(g.mu);
-      if (g.poll_running.load(std::memory_order_acquire) == seq && g.poll_cur.seq == seq) {
+      if (g.poll_running.load(std::memory_order_acquire) == seq && g.locked->poll_cur.seq == seq) {
         still = true;
-        if (need_pending) g.poll_cur.pending = p;
-        if (need_anr) samples = g.poll_cur.samples;
-        cpu_first = g.poll_cur.cpu_first_ns;
-        cpu_first_at = g.poll_cur.cpu_first_at_ns;
+        if (need_pending) g.locked->poll_cur.pending = p;
+        if (need_anr) samples = g.locked->poll_cur.samples;
+        cpu_first = g.locked->poll_cur.cpu_first_ns;
+        cpu_first_at = g.locked->poll_cur.cpu_first_at_ns;
       }
     }
     if (still && need_anr) {
-      const uint64_t now = hook::MonotonicNs();
+      const uint64_t now = GapClockNs();
       d.start_ns = start;
-      d.wall_ns = now - start;
+      d.wall_ns = now > start ? now - start : 0;
       const uint64_t cpu_now = CpuNsOfTid(MainTid(ctx));
       d.cpu_ns = cpu_first && cpu_now > cpu_first ? cpu_now - cpu_first : 0;
       g.anrs.fetch_add(1, std::memory_order_relaxed);
@@ -381,7 +390,7 @@ void DrainPollGapsLocked() {
     SampleSet none;
     SampleSet* samples = &none;
     uint64_t window_start = 0;
-    PollCurrent& cur = g.poll_cur;
+    PollCurrent& cur = g.locked->poll_cur;
     if (cur.seq == e.seq) {  // the watchdog sampled this gap
       samples = &cur.samples;
       if (cur.cpu_first_ns && e.cpu_end_ns > cur.cpu_first_ns) {
@@ -390,8 +399,8 @@ void DrainPollGapsLocked() {
       }
     }
     if (e.wall_ns >= lag) {
-      if (g.to_report_count < kReportQueue) {
-        Finished& f = g.to_report[g.to_report_count++];
+      if (g.locked->to_report_count < kReportQueue) {
+        Finished& f = g.locked->to_report[g.locked->to_report_count++];
         f.d = d;
         f.pending = PendingSnapshot();
         if (cur.seq == e.seq) std::swap(f.pending, cur.pending);
@@ -402,7 +411,7 @@ void DrainPollGapsLocked() {
         g.reports_dropped.fetch_add(1, std::memory_order_relaxed);
       }
     }
-    g.history.Add(d, samples);  // a sampled (medium / slow) gap keeps its samples (moved)
+    g.locked->history.Add(d, samples);  // a sampled (medium / slow) gap keeps its samples (moved)
     if (cur.seq == e.seq) cur.seq = 0;
   }
   g.ring_tail.store(tail, std::memory_order_release);
@@ -439,9 +448,12 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
     return false;
   }
   if (g.poll_active.load(std::memory_order_acquire)) return true;
+  // The gaps' clock is calibrated here, on the control path, by whichever monitor starts first (~2 ms,
+  // once per process); never by a proxy.
+  hook::CalibrateProcessEventClock();
   {
     std::lock_guard<std::mutex> lock(g.mu);
-    g.poll_cur = PollCurrent();
+    g.locked->poll_cur = PollCurrent();
     g.ring_tail.store(g.ring_head.load(std::memory_order_acquire), std::memory_order_release);
   }
   g.poll_running.store(0, std::memory_order_release);

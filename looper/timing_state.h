@@ -2,6 +2,13 @@
 // (dispatch_timing.cc, LooperPrinter's natives) and the poll source (poll_timing.cc, the gaps between the
 // main thread's epoll waits in libutils.so). Internal to looper/: the public surface is dispatch_timing.h.
 //
+// Memory: `g` is constant-initialised and all zero (it lands in .bss: loading the library writes none of
+// it, and its pages cost nothing until touched); whatever needs a constructor or the heap (the history
+// pool, samples, pending snapshots) sits in `Locked`, allocated by the first ActivateTiming and never
+// freed (a printer or poll callback may still be inside the code after stop). The gap ring stays inline:
+// its pages are only touched once the poll source pushes gaps, and the main thread reaches it without a
+// pointer hop.
+//
 // Locking: `mu` guards the current message, the history and the report queue. The printer source takes it
 // on the main thread (briefly, uncontended); the poll source never does: its main-thread half writes only
 // atomics and a single-producer ring (PollGap) that the watchdog drains into the history.
@@ -13,6 +20,7 @@
 #include <mutex>
 
 #include "hook/clock.h"
+#include "hook/event_clock.h"
 #include "hook/monitor.h"
 #include "looper/frame_stats.h"
 #include "looper/message_history.h"
@@ -70,26 +78,34 @@ struct PollCurrent {
   uint64_t cpu_first_at_ns = 0;  // when it was read
 };
 
-struct Timing {
-  std::atomic<bool> active{false};
-  std::atomic<int> inside{0};
-  std::atomic<const hook::PluginContext*> context{nullptr};
-  std::atomic<uint64_t> lag_ns{700 * hook::kNsPerMs};
-  std::atomic<uint64_t> anr_ns{5000 * hook::kNsPerMs};
-  std::atomic<uint64_t> sample_after_ns{80 * hook::kNsPerMs};
-  std::atomic<uint64_t> sample_interval_ns{52 * hook::kNsPerMs};
-  std::atomic<int> max_frames{64};
-  // Argument keys and names, interned at activation.
-  uint16_t key_what = 0, key_cpu = 0, key_target = 0, key_callback = 0;
-  uint16_t key_dropped = 0, key_gap = 0, key_interval = 0, name_frame = 0, key_running = 0;
-  uint16_t key_source = 0, name_poll = 0, value_poll = 0;
-
-  std::mutex mu;  // everything below up to the counters
+// The state under Timing::mu that has constructors (heap members): one per process, made at the first
+// activation.
+struct Locked {
   Current cur;
   MessageHistory history;
   Finished to_report[kReportQueue];
   size_t to_report_count = 0;
   PollCurrent poll_cur;
+};
+
+struct Timing {
+  std::atomic<bool> active{false};
+  std::atomic<int> inside{0};
+  std::atomic<const hook::PluginContext*> context{nullptr};
+  // Thresholds: zero until RetuneTiming (ActivateTiming calls it before anything can read them), so that
+  // `g` stays all zero.
+  std::atomic<uint64_t> lag_ns{0};
+  std::atomic<uint64_t> anr_ns{0};
+  std::atomic<uint64_t> sample_after_ns{0};
+  std::atomic<uint64_t> sample_interval_ns{0};
+  std::atomic<int> max_frames{0};
+  // Argument keys and names, interned at activation.
+  uint16_t key_what = 0, key_cpu = 0, key_target = 0, key_callback = 0;
+  uint16_t key_dropped = 0, key_gap = 0, key_interval = 0, name_frame = 0, key_running = 0;
+  uint16_t key_source = 0, name_poll = 0, value_poll = 0;
+
+  std::mutex mu;     // `locked` (set once, under it, by the first ActivateTiming) and all it holds
+  Locked* locked = nullptr;
 
   FrameStats frames;  // main thread only
 
@@ -107,7 +123,7 @@ struct Timing {
   std::atomic<uint64_t> frame_count{0}, dropped_frames{0}, janky_frames{0}, refresh_ns{0};
   std::atomic<uint64_t> poll_gaps{0}, poll_ring_full{0}, ticker_resumes{0}, poll_rearms{0};
 };
-extern Timing g;
+extern Timing g;  // JP_CONSTINIT (dispatch_timing.cc)
 
 class Inside {
  public:

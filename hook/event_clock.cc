@@ -1,4 +1,4 @@
-#include "input/event_clock.h"
+#include "hook/event_clock.h"
 
 #include <errno.h>
 #include <time.h>
@@ -7,14 +7,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <mutex>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
 
-namespace jp::input {
+namespace jp::hook {
 namespace {
 
 std::atomic<const EventClock::Options*> g_test_options{nullptr};
+// The process clock is calibrated once; a test that changes the options asks for it again.
+JP_CONSTINIT std::atomic<bool> g_process_clock_stale{true};
+JP_CONSTINIT std::mutex g_process_clock_mu;  // one calibration at a time (two monitors may start concurrently)
 
 #if JP_EVENT_CLOCK_HAS_COUNTER
 uint64_t AbsDiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
@@ -110,7 +114,7 @@ bool RateSane(double hz, std::string* why) {
 #endif
 
 void SleepNs(uint64_t ns) {
-  timespec ts{static_cast<time_t>(ns / hook::kNsPerSec), static_cast<long>(ns % hook::kNsPerSec)};
+  timespec ts{static_cast<time_t>(ns / kNsPerSec), static_cast<long>(ns % kNsPerSec)};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
   }
 }
@@ -121,7 +125,7 @@ void SleepNs(uint64_t ns) {
 bool EventClock::TakeSample(Sample* out) noexcept {
 #if JP_EVENT_CLOCK_HAS_COUNTER
   const uint64_t c1 = ReadCounter();
-  const uint64_t ns = hook::MonotonicNs();
+  const uint64_t ns = MonotonicNs();
   const uint64_t c2 = ReadCounter();
   out->counter = c1 + (c2 - c1) / 2;
   out->ns = ns;
@@ -136,6 +140,7 @@ bool EventClock::TakeSample(Sample* out) noexcept {
 
 void EventClock::SetOptionsForTest(const Options* options) noexcept {
   g_test_options.store(options, std::memory_order_release);
+  g_process_clock_stale.store(true, std::memory_order_release);
 }
 
 bool EventClock::Init() {
@@ -146,26 +151,29 @@ bool EventClock::Init() {
 bool EventClock::Init(const Options& options) {
   counter_.store(false, std::memory_order_seq_cst);
   reanchor_ns_ = options.reanchor_ns;
-  note_.clear();
+  note_[0] = '\0';
+  std::string note;  // copied into note_ when Init fails
+  // A failure: its reason kept for why(), the clock on clock_gettime.
+  auto fail = [this, &note](Fallback why) {
+    std::snprintf(note_, sizeof note_, "%s", note.c_str());
+    FallBack(why, 0);
+    return false;
+  };
   reanchors_.store(0, std::memory_order_relaxed);
   checked_.store(0, std::memory_order_relaxed);
   max_error_ns_.store(0, std::memory_order_relaxed);
   fallback_value_.store(0, std::memory_order_relaxed);
   if (options.force_fallback != nullptr) {
-    note_ = options.force_fallback;
-    FallBack(Fallback::kForced, 0);
-    return false;
+    note = options.force_fallback;
+    return fail(Fallback::kForced);
   }
 #if !JP_EVENT_CLOCK_HAS_COUNTER
   FallBack(Fallback::kNoCounter, 0);
   return false;
 #else
-  if (!CounterTrusted(&note_)) {
-    FallBack(Fallback::kNotTrusted, 0);
-    return false;
-  }
+  if (!CounterTrusted(&note)) return fail(Fallback::kNotTrusted);
   // Two pairs ~2 ms apart, each the tightest of a few tries; no sample may move either clock backwards.
-  auto best_of = [this](Sample* best, Sample* last) {
+  auto best_of = [&note](Sample* best, Sample* last) {
     uint64_t best_width = UINT64_MAX;
     for (int i = 0; i < 16; ++i) {
       const uint64_t c1 = ReadCounter();
@@ -174,7 +182,7 @@ bool EventClock::Init(const Options& options) {
       const uint64_t width = ReadCounter() - c1;
       // Never backwards; equal is fine (a 19.2 MHz phone counter ticks every 52 ns, slower than we sample).
       if (!ok || (last->ns != 0 && (s.counter < last->counter || s.ns < last->ns))) {
-        note_ = "counter not monotonic at calibration";
+        note = "counter not monotonic at calibration";
         return false;
       }
       *last = s;
@@ -186,22 +194,15 @@ bool EventClock::Init(const Options& options) {
     return true;
   };
   Sample a{}, b{}, last{};
-  if (!best_of(&a, &last)) {
-    FallBack(Fallback::kCalibration, 0);
-    return false;
-  }
-  SleepNs(2 * hook::kNsPerMs);
+  if (!best_of(&a, &last)) return fail(Fallback::kCalibration);
+  SleepNs(2 * kNsPerMs);
   if (!best_of(&b, &last) || b.counter <= a.counter || b.ns <= a.ns) {
-    if (note_.empty()) note_ = "counter not monotonic at calibration";
-    FallBack(Fallback::kCalibration, 0);
-    return false;
+    if (note.empty()) note = "counter not monotonic at calibration";
+    return fail(Fallback::kCalibration);
   }
   const uint64_t dc = b.counter - a.counter, dns = b.ns - a.ns;
   const double hz = static_cast<double>(dc) * 1e9 / static_cast<double>(dns);
-  if (!RateSane(hz, &note_)) {
-    FallBack(Fallback::kCalibration, 0);
-    return false;
-  }
+  if (!RateSane(hz, &note)) return fail(Fallback::kCalibration);
   uint64_t mult = static_cast<uint64_t>((static_cast<unsigned __int128>(dns) << kShift) / dc);
   if (options.skew_ppm != 0) {
     mult = static_cast<uint64_t>(static_cast<__int128>(mult) * (1000000 + options.skew_ppm) / 1000000);
@@ -223,14 +224,26 @@ bool EventClock::Init(const Options& options) {
 #endif
 }
 
+namespace internal {
+// Constant-initialised: loading the library writes nothing here; the first calibration does.
+JP_CONSTINIT EventClock g_process_event_clock;
+}  // namespace internal
+
+bool CalibrateProcessEventClock() {
+  std::lock_guard<std::mutex> lock(g_process_clock_mu);
+  EventClock& clock = ProcessEventClock();
+  if (g_process_clock_stale.exchange(false, std::memory_order_acq_rel)) return clock.Init();
+  return std::strcmp(clock.source(), "clock_gettime") != 0;
+}
+
 uint64_t EventClock::Slow() noexcept {
 #if JP_EVENT_CLOCK_HAS_COUNTER
-  if (!counter_.load(std::memory_order_relaxed)) return hook::MonotonicNs();
+  if (!counter_.load(std::memory_order_relaxed)) return MonotonicNs();
   // One re-anchoring thread at a time; the others (and readers that saw it mid-write) just use
   // clock_gettime meanwhile.
   uint32_t s = seq_.load(std::memory_order_relaxed);
   if ((s & 1) != 0 || !seq_.compare_exchange_strong(s, s + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) {
-    return hook::MonotonicNs();
+    return MonotonicNs();
   }
   std::atomic_thread_fence(std::memory_order_release);
   Sample now;
@@ -269,7 +282,7 @@ uint64_t EventClock::Slow() noexcept {
   reanchors_.fetch_add(1, std::memory_order_relaxed);
   return now.ns;
 #else
-  return hook::MonotonicNs();
+  return MonotonicNs();
 #endif
 }
 
@@ -293,10 +306,10 @@ std::string EventClock::why() const {
   switch (static_cast<Fallback>(fallback_.load(std::memory_order_acquire))) {
     case Fallback::kNone: return counter_.load() ? "" : "clock_gettime";
     case Fallback::kNotInitialised: return "not calibrated";
-    case Fallback::kForced: return note_;
+    case Fallback::kForced: return std::string(note_);
     case Fallback::kNoCounter: return "no validated CPU counter on this ABI: clock_gettime";
     case Fallback::kNotTrusted:
-    case Fallback::kCalibration: return note_ + ": clock_gettime";
+    case Fallback::kCalibration: return std::string(note_) + ": clock_gettime";
     case Fallback::kError:
       return "counter was " + std::to_string(v) + " ns off CLOCK_MONOTONIC at a re-anchor (bound " +
              std::to_string(kBoundNs) + " ns): clock_gettime from then on";
@@ -329,4 +342,4 @@ std::string EventClock::StatusJson() const {
   return std::string("{\"source\":\"") + source() + "\",\"why\":\"" + quoted + "\"" + buf;
 }
 
-}  // namespace jp::input
+}  // namespace jp::hook

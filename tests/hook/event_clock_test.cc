@@ -1,7 +1,8 @@
 // EventClock against its contract: every value within kBoundNs of clock_gettime(CLOCK_MONOTONIC), across
 // many re-anchors and from several threads at once; validation failures and the re-anchor check fall
-// back to clock_gettime and say why; the input monitor's status shows which clock it stamps with.
-#include "input/event_clock.h"
+// back to clock_gettime and say why; the process clock is calibrated once and shared; the input monitor's
+// status shows which clock it stamps with.
+#include "hook/event_clock.h"
 
 #include <gtest/gtest.h>
 #include <time.h>
@@ -16,13 +17,13 @@
 #include "tests/fixtures/libinput/input_channel.h"
 #include "tests/input/input_harness.h"
 
-namespace jp::input {
+namespace jp::hook {
 namespace {
 
 constexpr uint64_t kBound = EventClock::kBoundNs;
 
 void SleepNs(uint64_t ns) {
-  timespec ts{static_cast<time_t>(ns / hook::kNsPerSec), static_cast<long>(ns % hook::kNsPerSec)};
+  timespec ts{static_cast<time_t>(ns / kNsPerSec), static_cast<long>(ns % kNsPerSec)};
   nanosleep(&ts, nullptr);
 }
 
@@ -37,32 +38,32 @@ bool HostClocksourceIsTsc() {
 // reads land at every distance from the anchor; returns how many reads it checked.
 int CheckBound(EventClock* clock, uint64_t duration_ns, uint32_t seed) {
   std::mt19937 rng(seed);
-  const uint64_t end = hook::MonotonicNs() + duration_ns;
+  const uint64_t end = MonotonicNs() + duration_ns;
   int reads = 0;
-  while (hook::MonotonicNs() < end) {
+  while (MonotonicNs() < end) {
     for (int i = 0; i < 200; ++i, ++reads) {
-      const uint64_t before = hook::MonotonicNs();
+      const uint64_t before = MonotonicNs();
       const uint64_t t = clock->NowNs();
-      const uint64_t after = hook::MonotonicNs();
+      const uint64_t after = MonotonicNs();
       if (t + kBound < before || t > after + kBound) {
         ADD_FAILURE() << "read " << reads << ": " << t << " outside [" << before << ", " << after << "] +- " << kBound;
         return reads;
       }
     }
-    SleepNs(rng() % (3 * hook::kNsPerMs));
+    SleepNs(rng() % (3 * kNsPerMs));
   }
   return reads;
 }
 
 TEST(EventClock, WithinTheBoundOfClockGettimeAcrossManyReanchors) {
   EventClock::Options o;
-  o.reanchor_ns = 5 * hook::kNsPerMs;  // 40 re-anchors in the 200 ms below instead of 4
+  o.reanchor_ns = 5 * kNsPerMs;  // 40 re-anchors in the 200 ms below instead of 4
   EventClock clock;
   const bool counter = clock.Init(o);
   if (HostClocksourceIsTsc()) {
     ASSERT_TRUE(counter) << clock.why();
   }
-  const int reads = CheckBound(&clock, 200 * hook::kNsPerMs, 1);
+  const int reads = CheckBound(&clock, 200 * kNsPerMs, 1);
   EXPECT_GT(reads, 1000);
   const EventClock::Stats st = clock.stats();
   if (!counter) {
@@ -82,12 +83,12 @@ TEST(EventClock, WithinTheBoundOfClockGettimeAcrossManyReanchors) {
 
 TEST(EventClock, WithinTheBoundFromSeveralThreadsWhileTheyReanchor) {
   EventClock::Options o;
-  o.reanchor_ns = 2 * hook::kNsPerMs;  // threads race to re-anchor often
+  o.reanchor_ns = 2 * kNsPerMs;  // threads race to re-anchor often
   EventClock clock;
   clock.Init(o);
   std::vector<std::thread> threads;
   for (uint32_t i = 0; i < 3; ++i) {
-    threads.emplace_back([&clock, i] { CheckBound(&clock, 150 * hook::kNsPerMs, 100 + i); });
+    threads.emplace_back([&clock, i] { CheckBound(&clock, 150 * kNsPerMs, 100 + i); });
   }
   for (std::thread& t : threads) t.join();
   EXPECT_LE(clock.stats().max_error_ns, kBound);
@@ -101,9 +102,9 @@ TEST(EventClock, ForcedFallbackIsClockGettimeItselfAndSaysWhy) {
   EXPECT_STREQ(clock.source(), "clock_gettime");
   EXPECT_EQ(clock.why(), "test: counter refused");
   for (int i = 0; i < 1000; ++i) {
-    const uint64_t before = hook::MonotonicNs();
+    const uint64_t before = MonotonicNs();
     const uint64_t t = clock.NowNs();
-    const uint64_t after = hook::MonotonicNs();
+    const uint64_t after = MonotonicNs();
     ASSERT_GE(t, before);  // exactly CLOCK_MONOTONIC: no tolerance
     ASSERT_LE(t, after);
   }
@@ -115,14 +116,14 @@ TEST(EventClock, AWrongRateIsCaughtAtTheNextReanchorAndFallsBack) {
   // 5000 ppm off: after 20 ms the extrapolation is ~100 us off, twice the bound. The first re-anchor must
   // see that, switch to clock_gettime and say by how much.
   EventClock::Options o;
-  o.reanchor_ns = 20 * hook::kNsPerMs;
+  o.reanchor_ns = 20 * kNsPerMs;
   o.skew_ppm = 5000;
   EventClock clock;
   if (!clock.Init(o)) GTEST_SKIP() << "no validated counter here: " << clock.why();
-  const uint64_t end = hook::MonotonicNs() + 100 * hook::kNsPerMs;
-  while (hook::MonotonicNs() < end && std::string(clock.source()) != "clock_gettime") {
+  const uint64_t end = MonotonicNs() + 100 * kNsPerMs;
+  while (MonotonicNs() < end && std::string(clock.source()) != "clock_gettime") {
     clock.NowNs();
-    SleepNs(hook::kNsPerMs);
+    SleepNs(kNsPerMs);
   }
   EXPECT_STREQ(clock.source(), "clock_gettime");
   const std::string why = clock.why();
@@ -131,17 +132,17 @@ TEST(EventClock, AWrongRateIsCaughtAtTheNextReanchorAndFallsBack) {
   EXPECT_GT(off, kBound);
   EXPECT_LT(off, 400000u) << "5000 ppm over 20..40 ms is 100..200 us";
   // And from then on it is clock_gettime exactly.
-  const uint64_t before = hook::MonotonicNs();
+  const uint64_t before = MonotonicNs();
   const uint64_t t = clock.NowNs();
   EXPECT_GE(t, before);
-  EXPECT_LE(t, hook::MonotonicNs());
+  EXPECT_LE(t, MonotonicNs());
 }
 
 // Through the plugin: the test hook forces the fallback, the status says so and why, and events are
 // still timed (now with clock_gettime, so exactly inside the brackets).
 TEST(EventClockInMonitor, StatusNamesTheClockAndAForcedFallbackStillTimesEvents) {
-  using testing::Harness;
-  using testing::InputDetail;
+  using input::testing::Harness;
+  using input::testing::InputDetail;
   {
     Harness h;
     ASSERT_EQ(h.Start(1000, 5000, 33), JANKPROBE_OK) << jankprobe_last_error();
@@ -164,16 +165,16 @@ TEST(EventClockInMonitor, StatusNamesTheClockAndAForcedFallbackStillTimesEvents)
   EXPECT_EQ(InputDetail("clock", "why"), "test: forced by the harness");
   jpfx_channel* ch = jpfx_channel_open(33, JPFX_IO_BIONIC);
   ASSERT_NE(ch, nullptr);
-  ASSERT_EQ(jpfx_publish_key(ch, 7, 1, static_cast<int64_t>(hook::MonotonicNs())), 0);
+  ASSERT_EQ(jpfx_publish_key(ch, 7, 1, static_cast<int64_t>(MonotonicNs())), 0);
   jpfx_event ev{};
-  const uint64_t before = hook::MonotonicNs();
+  const uint64_t before = MonotonicNs();
   int r = 0;
-  while ((r = jpfx_consume(ch, &ev)) == 0 && hook::MonotonicNs() < before + 2 * hook::kNsPerSec) {
+  while ((r = jpfx_consume(ch, &ev)) == 0 && MonotonicNs() < before + 2 * kNsPerSec) {
   }
   ASSERT_EQ(r, 1);
   ASSERT_EQ(jpfx_finish(ch, 7, 1, ev.consume_time), 0);
-  const uint64_t after = hook::MonotonicNs();
-  const std::vector<testing::Record> records = testing::InputRecords();
+  const uint64_t after = MonotonicNs();
+  const std::vector<input::testing::Record> records = input::testing::InputRecords();
   ASSERT_EQ(records.size(), 1u);
   EXPECT_GE(records[0].ts_ns, before);
   EXPECT_LE(records[0].ts_ns + records[0].dur_ns, after);
@@ -182,4 +183,4 @@ TEST(EventClockInMonitor, StatusNamesTheClockAndAForcedFallbackStillTimesEvents)
 }
 
 }  // namespace
-}  // namespace jp::input
+}  // namespace jp::hook

@@ -1,0 +1,194 @@
+// The clock the hot paths stamp events with (the input proxies, the looper's poll source): CLOCK_MONOTONIC
+// nanoseconds, read from the CPU's counter instead of through clock_gettime where that counter can be
+// validated. One process-wide instance (ProcessEventClock), calibrated once on the control path by the
+// first monitor start that needs it (CalibrateProcessEventClock), never on a hot path.
+//
+// Why: the input proxies take two timestamps per event and the vDSO's clock_gettime(CLOCK_MONOTONIC) cost
+// ~20 ns each here (BENCHMARKS.md, "Input monitor") — a third of the monitor's whole budget; the poll
+// source's one read per main-thread gap was ~28 of its ~45 ns. The vDSO
+// itself reads the same counter (x86_64: TSC when the clocksource is tsc; arm64: CNTVCT_EL0, which is
+// what bionic's vDSO reads) and scales it; we do the scaling ourselves with one multiply and shift,
+// skipping its seqlock, its ordering fence and the call.
+//
+// Correctness contract: every value NowNs() returns is within kBoundNs (50 us) of clock_gettime at
+// that moment. The packets' eventTime, the lag/ANR deadlines and the watchdog all live on
+// CLOCK_MONOTONIC, and 50 us is far below the millisecond resolution anything downstream reports. How:
+// - calibration (Init, control path): counter/clock pairs over ~2 ms; the counter must move forward,
+//   at a sane rate (x86_64: 100 MHz..20 GHz; arm64: within 1% of CNTFRQ_EL0), and on x86_64 the kernel
+//   must itself trust the TSC (clocksource "tsc", or when sysfs is unreadable, constant_tsc + nonstop_tsc
+//   in /proc/cpuinfo); otherwise NowNs() is clock_gettime and why() says why;
+// - re-anchoring, lazily on the hot path: a value is only extrapolated less than kReanchorNs (50 ms) past
+//   its anchor; the first read after that takes a fresh (counter, clock_gettime) pair, re-measures the
+//   rate over the interval (so NTP's frequency correction is followed) and becomes the new anchor. The
+//   kernel slews CLOCK_MONOTONIC by at most 500 ppm, so extrapolating 50 ms with the previous interval's
+//   rate is off by at most 25 us, half the bound. No thread wakes up for it;
+// - checking, at every re-anchor: the old anchor's extrapolation is compared with clock_gettime; an error
+//   above the bound (e.g. TSCs that are not in step across CPUs) switches the clock to clock_gettime for
+//   good, and why() says by how much it was off. A system suspend shorter than the interval, on a counter
+//   that keeps running in suspend (CLOCK_MONOTONIC stops), looks the same and falls back too: the
+//   conservative side. Pairs are taken only when the counter reads around clock_gettime are < 2 us apart;
+// - anything unusual on the hot path (a re-anchor in progress on another thread, a counter behind the
+//   anchor after a CPU migration or resume, a long idle gap) returns clock_gettime itself, which is
+//   always right.
+// arm32 and i686 (and anything else) always use clock_gettime: no counter we can validate there.
+//
+// Thread safety: NowNs() from any thread, lock-free, never allocates or blocks; the anchor is a seqlock
+// whose writer is whichever reader found it stale (one CAS every 50 ms). Init/why/stats: control path.
+#ifndef JANKPROBE_HOOK_EVENT_CLOCK_H_
+#define JANKPROBE_HOOK_EVENT_CLOCK_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "hook/clock.h"
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#define JP_EVENT_CLOCK_HAS_COUNTER 1
+#elif defined(__aarch64__)
+#define JP_EVENT_CLOCK_HAS_COUNTER 1
+#else
+#define JP_EVENT_CLOCK_HAS_COUNTER 0
+#endif
+
+// A process-wide object that must cost nothing at load: no static constructor, no write when the library
+// is loaded (the compiler rejects a dynamic initialiser). C++20's constinit, as GCC and clang spell it in C++17.
+#ifndef JP_CONSTINIT
+#if defined(__clang__)
+#define JP_CONSTINIT [[clang::require_constant_initialization]]
+#elif defined(__GNUC__)
+#define JP_CONSTINIT __constinit
+#else
+#define JP_CONSTINIT
+#endif
+#endif
+
+namespace jp::hook {
+
+class EventClock {
+ public:
+  static constexpr uint64_t kBoundNs = 50000;          // |NowNs() - clock_gettime| never above this
+  static constexpr uint64_t kReanchorNs = 50000000;    // extrapolate at most this far past an anchor
+
+  struct Options {
+    uint64_t reanchor_ns = kReanchorNs;
+    // Test hooks: a reason to fall back to clock_gettime as if validation had failed, and a rate error
+    // (parts per million) put into the initial calibration, for the re-anchor check to catch.
+    const char* force_fallback = nullptr;
+    int64_t skew_ppm = 0;
+  };
+
+  // Control path: calibrates and validates. True when NowNs() reads the counter; false (and why())
+  // when it is clock_gettime. Never call it while another thread may be inside NowNs().
+  bool Init(const Options& options);
+  // With the options a test set (SetOptionsForTest), else the defaults.
+  bool Init();
+  // Test hook: the options every later Init() uses (nullptr: the defaults), and the process clock is
+  // calibrated again with them at the next monitor start. The pointee must outlive them. Only while no
+  // monitor runs.
+  static void SetOptionsForTest(const Options* options) noexcept;
+
+  // Constant-initialised (no static constructor, nothing written at load): the process clock is a global.
+  constexpr EventClock() = default;
+
+  // Hot path: CLOCK_MONOTONIC ns, within kBoundNs of clock_gettime.
+  uint64_t NowNs() noexcept {
+#if JP_EVENT_CLOCK_HAS_COUNTER
+    if (counter_.load(std::memory_order_relaxed)) {
+      const uint32_t s = seq_.load(std::memory_order_acquire);
+      const uint64_t c = ReadCounter();
+      const uint64_t base_c = base_counter_.load(std::memory_order_relaxed);
+      const uint64_t base_ns = base_ns_.load(std::memory_order_relaxed);
+      const uint64_t mult = mult_.load(std::memory_order_relaxed);
+      const uint64_t limit = limit_ticks_.load(std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      // A counter behind the anchor wraps to a huge d and takes the slow path too.
+      const uint64_t d = c - base_c;
+      if (d < limit && seq_.load(std::memory_order_relaxed) == s && (s & 1) == 0) {
+        return base_ns + static_cast<uint64_t>((static_cast<unsigned __int128>(d) * mult) >> kShift);
+      }
+    }
+    return Slow();
+#else
+    return MonotonicNs();
+#endif
+  }
+
+  // "tsc", "cntvct" or "clock_gettime".
+  const char* source() const noexcept;
+  // Why the clock is clock_gettime ("" while it reads the counter). Control path.
+  std::string why() const;
+
+  struct Stats {
+    uint64_t reanchors = 0;
+    uint64_t checked = 0;        // re-anchors that compared the old extrapolation with clock_gettime
+    uint64_t max_error_ns = 0;   // the largest |extrapolated - clock_gettime| those saw
+    double counter_mhz = 0;      // the counter rate last measured
+  };
+  Stats stats() const noexcept;
+  // For the status: {"source":...,"why":...,"bound_ns":...,"reanchors":...,"max_error_ns":...}
+  std::string StatusJson() const;
+
+ private:
+  static constexpr int kShift = 32;  // mult = ns per tick << kShift
+
+  enum class Fallback : uint32_t { kNone, kNotInitialised, kForced, kNoCounter, kNotTrusted, kCalibration, kError };
+
+  struct Sample {
+    uint64_t counter;
+    uint64_t ns;
+  };
+
+#if JP_EVENT_CLOCK_HAS_COUNTER
+  static uint64_t ReadCounter() noexcept {
+#if defined(__x86_64__)
+    // No lfence/rdtscp: the read may move a few instructions, far below the bound, and the fence would
+    // cost what we are saving.
+    return __rdtsc();
+#else
+    // The isb keeps the read from being hoisted above earlier instructions, as the vDSO does.
+    uint64_t v;
+    __asm__ __volatile__("isb\n\tmrs %0, cntvct_el0" : "=r"(v)::"memory");
+    return v;
+#endif
+  }
+#endif
+  // A (counter, clock_gettime) pair taken close together; false if the thread was interrupted between.
+  static bool TakeSample(Sample* out) noexcept;
+  __attribute__((noinline)) uint64_t Slow() noexcept;
+  void FallBack(Fallback why, uint64_t value) noexcept;
+
+  std::atomic<bool> counter_{false};
+  // Seqlock over the anchor: odd while a re-anchor writes it.
+  std::atomic<uint32_t> seq_{0};
+  std::atomic<uint64_t> base_counter_{0};
+  std::atomic<uint64_t> base_ns_{0};
+  std::atomic<uint64_t> mult_{0};
+  std::atomic<uint64_t> limit_ticks_{0};
+
+  uint64_t reanchor_ns_ = kReanchorNs;
+  uint64_t max_sample_ticks_ = 0;  // widest counter bracket around a clock_gettime we accept
+  std::atomic<uint32_t> fallback_{static_cast<uint32_t>(Fallback::kNotInitialised)};
+  std::atomic<uint64_t> fallback_value_{0};
+  // Detail of an Init failure (control path). A fixed buffer, not a std::string, so that the clock stays
+  // constant-initialised and trivially destructible.
+  char note_[160] = {};
+  std::atomic<uint64_t> reanchors_{0}, checked_{0}, max_error_ns_{0};
+};
+
+namespace internal {
+extern EventClock g_process_event_clock;
+}  // namespace internal
+
+// The one clock of the process: input proxies and the looper's poll source read it, so both monitors'
+// records are on the same (calibrated once) base. NowNs() before calibration is clock_gettime.
+inline EventClock& ProcessEventClock() noexcept { return internal::g_process_event_clock; }
+
+// Control path (a monitor's start, before its hot path can run): calibrates the process clock the first
+// time, or again after SetOptionsForTest; otherwise returns at once. True when it reads the counter.
+bool CalibrateProcessEventClock();
+
+}  // namespace jp::hook
+
+#endif  // JANKPROBE_HOOK_EVENT_CLOCK_H_
