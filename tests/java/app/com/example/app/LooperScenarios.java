@@ -42,6 +42,21 @@ public final class LooperScenarios {
   }
 
   /**
+   * runQuick(n), and how long the main thread was actually busy with it: from a first message that reads
+   * the clock to the last one, in microseconds (-1 if it did not end in time). Under load a "quick" message
+   * can be descheduled for milliseconds; the test uses this ground truth, not the nominal cost.
+   */
+  public static int runQuickTimed(int n) throws InterruptedException {
+    final long[] start = new long[1];
+    final long[] end = new long[1];
+    main().post(() -> start[0] = System.nanoTime());
+    final WorkHandler h = work();
+    for (int i = 0; i < n; i++) h.sendEmptyMessage(7);
+    if (!TestApp.runOnMain(() -> end[0] = System.nanoTime(), 5000)) return -1;
+    return (int) ((end[0] - start[0]) / 1000);
+  }
+
+  /**
    * A simulated ANR: the main thread stuck for stuckMs in a SlowTask, with two WorkHandler messages
    * (what 41, 42) queued behind it and one far in the future (what 43, due in 60 s). Returns at once.
    */
