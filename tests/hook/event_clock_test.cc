@@ -138,6 +138,32 @@ TEST(EventClock, AWrongRateIsCaughtAtTheNextReanchorAndFallsBack) {
   EXPECT_LE(t, MonotonicNs());
 }
 
+// The process clock both monitors read: calibrated by the first CalibrateProcessEventClock, not again by
+// later ones (a second monitor start must not reset an anchor the first one's hot path is using); only a
+// change of the test options asks for a new calibration.
+TEST(ProcessEventClock, CalibratedOnceAndAgainOnlyWhenTheTestOptionsChange) {
+  struct Reset {
+    ~Reset() { EventClock::SetOptionsForTest(nullptr); }  // also when an assertion returns early
+  } reset;
+  EventClock::Options forced;
+  forced.force_fallback = "test: process clock forced";
+  EventClock::SetOptionsForTest(&forced);
+  EXPECT_FALSE(CalibrateProcessEventClock());
+  EXPECT_STREQ(ProcessEventClock().source(), "clock_gettime");
+  EXPECT_EQ(ProcessEventClock().why(), "test: process clock forced");
+  EventClock::SetOptionsForTest(nullptr);
+  const bool counter = CalibrateProcessEventClock();
+  EXPECT_NE(ProcessEventClock().why(), "test: process clock forced") << "the new options were not applied";
+  if (!counter) GTEST_SKIP() << "no validated counter here: " << ProcessEventClock().why();
+  // Past one re-anchor interval, so that the clock has state a second calibration would reset.
+  EXPECT_GT(CheckBound(&ProcessEventClock(), EventClock::kReanchorNs + 20 * kNsPerMs, 7), 0);
+  const uint64_t reanchors = ProcessEventClock().stats().reanchors;
+  ASSERT_GE(reanchors, 1u);
+  EXPECT_TRUE(CalibrateProcessEventClock());
+  EXPECT_EQ(ProcessEventClock().stats().reanchors, reanchors) << "calibrated again without a reason";
+  EXPECT_STRNE(ProcessEventClock().source(), "clock_gettime") << ProcessEventClock().why();
+}
+
 // Through the plugin: the test hook forces the fallback, the status says so and why, and events are
 // still timed (now with clock_gettime, so exactly inside the brackets).
 TEST(EventClockInMonitor, StatusNamesTheClockAndAForcedFallbackStillTimesEvents) {

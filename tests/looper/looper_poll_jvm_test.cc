@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "hook/event_clock.h"
 #include "jankprobe/plt.h"
 #include "tests/jvm/app_under_test.h"
 
@@ -195,6 +196,14 @@ TEST_F(LooperPollJvmTest, TheStandInWaitsInLibutilsAndAutoPicksPoll) {
   EXPECT_EQ(s.Str("source_reason").rfind("auto: epoll_wait hooked in libutils.so", 0), 0u) << s.Str("source_reason");
   EXPECT_GE(s.Int("poll_slots"), 1);
   EXPECT_EQ(s.Str("printer"), "off");
+  // The gaps' clock (hook/event_clock.h, shared with the input monitor) is named with its bound.
+  ASSERT_TRUE(s.details && s.details->HasMember("clock") && (*s.details)["clock"].IsObject()) << CallString("status");
+  const rapidjson::Value& clock = (*s.details)["clock"];
+  const std::string clock_source = clock["source"].GetString();
+  EXPECT_TRUE(clock_source == "tsc" || clock_source == "cntvct" || clock_source == "clock_gettime") << clock_source;
+  EXPECT_EQ(clock["bound_ns"].GetUint64(), hook::EventClock::kBoundNs);
+  // clock_gettime only with a reason; a counter with none.
+  EXPECT_EQ(clock_source == "clock_gettime", std::string(clock["why"].GetString()).size() > 0) << CallString("status");
   // No printer of ours: the app's own is still the Looper's.
   EXPECT_EQ(ScenarioString("printerChain").find("jankprobe"), std::string::npos) << ScenarioString("printerChain");
   std::string why;
@@ -369,6 +378,7 @@ TEST_F(LooperPollJvmTest, TheSourceSwitchesAtRuntimeAndOffLeavesTheSlotUnpatched
   EXPECT_EQ(s.Str("source"), "printer");
   EXPECT_EQ(s.Str("printer"), "installed");
   EXPECT_EQ(s.Int("poll_slots"), 0);
+  EXPECT_FALSE(s.details->HasMember("clock")) << "the printer source reads no event clock";
   EXPECT_EQ(EpollWaitSlot(&why), original) << LibraryOf(EpollWaitSlot(&why)) << " " << why;
   EXPECT_EQ(ScenarioString("printerChain").rfind("jankprobe.LooperPrinter(active -> ", 0), 0u);
   int64_t m0 = s.Int("messages");

@@ -75,6 +75,28 @@ TEST(MessageHistoryTest, PoolIsBoundedOldestFirst) {
   EXPECT_EQ(h.at(0).d.what, 20);
 }
 
+// A restart of the looper monitor clears the process-wide history in place (its pool is allocated once).
+TEST(MessageHistoryTest, ClearEmptiesTheWindowAndItsSamplesButKeepsTheWindowSize) {
+  MessageHistory h;
+  h.SetWindow(1000 * kMs, 700 * kMs);
+  SampleSet s;
+  s.Add("at a.B.c(B.java:1)", 1);
+  for (uint64_t i = 0; i < MessageHistory::kCapacity + 3; ++i) h.Add(D(10 + i * 2, 1 + (i % 2) * 40), nullptr);
+  h.Add(D(5000, 800), &s);
+  ASSERT_GT(h.evicted(), 0u);
+  h.Clear();
+  EXPECT_EQ(h.size(), 0u);
+  EXPECT_EQ(h.evicted(), 0u);
+  EXPECT_EQ(h.dispatches(), 0u);
+  // Reused from the first slot, with no stale samples; the window set before still applies.
+  h.Add(D(20000, 50), nullptr);
+  h.Add(D(21500, 50), nullptr);  // the first ended at 20050, over 1 s before 21550
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h.at(0).d.start_ns, 21500 * kMs);
+  EXPECT_TRUE(h.at(0).samples.empty());
+  EXPECT_EQ(h.evicted(), 1u);
+}
+
 TEST(MessageHistoryTest, FastRunsCloseAfterTheirSpan) {
   MessageHistory h;
   h.SetWindow(100000 * kMs, 700 * kMs);
