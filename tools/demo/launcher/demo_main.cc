@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -276,6 +277,12 @@ int main(int argc, char** argv) {
   jvm_options.system_classpath = {JP_DEMO_STANDINS_JAR};
   jvm_options.app_classpath = {JP_DEMO_JANKPROBE_JAR, JP_DEMO_APP_JAR};
   jvm_options.jvm_args = {"-Djava.library.path=" + lib_dir, "-Xms64m", "-Xmx64m"};
+  // Extra JVM options for measurements (e.g. JP_DEMO_JVM_ARGS="-XX:NativeMemoryTracking=summary
+  // -XX:+PrintNMTStatistics"), split at blanks; the runs the benchmark compares leave it unset.
+  if (const char* extra = std::getenv("JP_DEMO_JVM_ARGS")) {
+    std::istringstream words(extra);
+    for (std::string word; words >> word;) jvm_options.jvm_args.push_back(word);
+  }
   // -Xcheck:jni makes every JNI call dearer; a benchmark measures JNI at its real cost.
   jvm_options.check_jni = !bench;
   const long rss_before_jvm = ResidentKb();
