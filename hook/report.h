@@ -51,8 +51,9 @@ struct BlockedBy {
 
 // The main-thread records overlapping [ts, ts+dur), longest overlap first (except that a record nested in
 // another one and holding at least half its overlap comes before it: it names more), at most `limit`, leaving out
-// instants, input records (they measure waiting, not work) and records of the report's own kinds at
-// exactly the same start (the lagging event itself).
+// instants, input records (they measure waiting, not work), records of the report's own kinds at
+// exactly the same start (the lagging event itself) and, when that record is there, the records that
+// enclose it whole (the dispatch it ran in).
 std::vector<BlockedBy> FindBlockedBy(const std::vector<Event>& events, uint32_t main_tid, uint64_t ts_ns,
                                      uint64_t dur_ns, const std::vector<EventKind>& own_kinds, size_t limit);
 

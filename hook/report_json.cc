@@ -57,6 +57,12 @@ std::vector<BlockedBy> FindBlockedBy(const std::vector<Event>& events, uint32_t 
                                      uint64_t dur_ns, const std::vector<EventKind>& own_kinds, size_t limit) {
   std::vector<BlockedBy> out;
   const uint64_t end = ts_ns + dur_ns;
+  // A report about a record of its own (an idle handler's call) lies inside the dispatch that ran it (the
+  // poll source's gap around the idle pass): that enclosing record is the same work, not what held it.
+  const bool own_record = std::any_of(events.begin(), events.end(), [&](const Event& e) {
+    return e.tid == main_tid && e.ts_ns == ts_ns && e.dur_ns != 0 &&
+           std::find(own_kinds.begin(), own_kinds.end(), e.kind) != own_kinds.end();
+  });
   for (const Event& e : events) {
     if (e.tid != main_tid || e.dur_ns == 0) continue;  // instants hold nothing
     // An input record spans read -> finished: time a touch *waited* while something else ran. It is a
@@ -64,6 +70,7 @@ std::vector<BlockedBy> FindBlockedBy(const std::vector<Event>& events, uint32_t 
     if (e.kind == EventKind::kInputKey || e.kind == EventKind::kInputMotion) continue;
     if (e.ts_ns == ts_ns && std::find(own_kinds.begin(), own_kinds.end(), e.kind) != own_kinds.end()) continue;
     const uint64_t e_end = e.ts_ns + e.dur_ns;
+    if (own_record && e.ts_ns <= ts_ns && e_end >= end) continue;  // the dispatch the lagging call ran in
     const uint64_t lo = std::max(ts_ns, e.ts_ns);
     const uint64_t hi = std::min(end, e_end);
     if (hi <= lo) continue;

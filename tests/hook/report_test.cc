@@ -43,7 +43,9 @@ TEST(FindBlockedBy, LongestOverlapFirstOnlyMainThreadAndNoInstants) {
   auto own_message = FindBlockedBy(looper, 1, 500, 900, OwnRecordKinds("looper"), 8);
   ASSERT_EQ(own_message.size(), 1u);
   EXPECT_EQ(own_message[0].event.kind, EventKind::kIdleHandler);
-  EXPECT_EQ(FindBlockedBy(looper, 1, 600, 100, OwnRecordKinds("idle"), 8)[0].event.kind, EventKind::kLooperMessage);
+  // ...and an idle report does not name the message record that encloses its whole call (see
+  // TheDispatchEnclosingAReportsOwnRecordIsNotItsCulprit).
+  EXPECT_TRUE(FindBlockedBy(looper, 1, 600, 100, OwnRecordKinds("idle"), 8).empty());
   // A touch that waited through a slow message is its victim, not its culprit.
   std::vector<Event> waited = {MakeEvent(EventKind::kInputMotion, 1, 400, 1200),
                                MakeEvent(EventKind::kLooperMessage, 1, 500, 900)};
@@ -80,6 +82,23 @@ TEST(FindBlockedBy, NamesTheNestedRecordThatExplainsMostOfItsEnclosingOne) {
   ASSERT_EQ(three.size(), 4u);
   EXPECT_EQ(three[0].event.name, 9);
   EXPECT_EQ(three[0].overlap_ns, 300u);
+}
+
+// An idle_lag report is about its own idle.handler record; the poll gap that encloses the whole call is
+// the dispatch it ran in, not a culprit. Without the own record (an input lag over the same window) the
+// gap is the culprit.
+TEST(FindBlockedBy, TheDispatchEnclosingAReportsOwnRecordIsNotItsCulprit) {
+  std::vector<Event> events = {
+      MakeEvent(EventKind::kLooperMessage, 1, 1000, 360),  // poll gap around the idle pass
+      MakeEvent(EventKind::kIdleHandler, 1, 1005, 350),    // the lagging call
+      MakeEvent(EventKind::kIdleHandler, 1, 1355, 4),      // the next handler in the same pass
+  };
+  auto idle = FindBlockedBy(events, 1, 1005, 350, OwnRecordKinds("idle"), 8);
+  EXPECT_TRUE(idle.empty()) << idle.size() << " culprits, first kind " << static_cast<int>(idle[0].event.kind);
+  auto input = FindBlockedBy(events, 1, 1005, 350, OwnRecordKinds("input"), 8);
+  ASSERT_FALSE(input.empty());
+  EXPECT_EQ(input[0].event.kind, EventKind::kIdleHandler);
+  EXPECT_EQ(input.size(), 2u);
 }
 
 TEST(SplitStackFrames, SkipsEmptyLinesAndLimits) {
