@@ -5,7 +5,8 @@
 // - PollOnce/other_thread: the poll source installed, this thread is not the looper's main thread (what
 //   every other Looper thread pays: the pthread_self() compare);
 // - PollOnce/main_thread: this thread is the main thread: both edges timed, the looper.message record, the
-//   ring entry. Its difference to "unhooked" is the added cost per message.
+//   ring entry. Its difference to "unhooked" is the added cost per message. The label names the clock
+//   the gaps were timed with (the process event clock: the CPU counter where validated).
 // The plugin pieces are the real ones (timeline, watchdog, looper timing); only the JVM is absent.
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
@@ -16,6 +17,7 @@
 #include <string>
 
 #include "hook/config.h"
+#include "hook/event_clock.h"
 #include "hook/monitor.h"
 #include "hook/timeline.h"
 #include "hook/watchdog.h"
@@ -74,6 +76,8 @@ void PollOnce(benchmark::State& state, int mode) {
   }
   for (auto _ : state) benchmark::DoNotOptimize(w->poll(w->looper, 0));
   if (mode > 0) looper::StopPollSource();
+  // The clock the gaps were timed with (hook/event_clock.h): "tsc"/"cntvct", or "clock_gettime".
+  if (mode == 2) state.SetLabel(std::string("clock: ") + hook::ProcessEventClock().source());
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
 }
 

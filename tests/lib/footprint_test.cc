@@ -101,9 +101,11 @@ TEST(Footprint, LoadAndStartWithEveryMonitorOffStayWithinBudget) {
   RecordProperty("anon_kib", std::to_string(anon_kb));
   RecordProperty("library_file_kib", std::to_string(library_kb));
   // The timeline ring (4096 x 80 B) and string tables (~48 KiB) are mapped at start but must cost only
-  // what is written: touched up front they alone would add ~370 KiB of anonymous memory, over the 256 KiB
-  // that load + start may cost in all (heap, the watchdog thread's stack, copied-on-write data included).
-  EXPECT_LT(anon_kb, 256) << "anonymous memory after load + start: " << anon_kb
+  // what is written: touched up front they alone would add ~370 KiB of anonymous memory. Load + start
+  // measured 84 KiB here (heap, the watchdog thread's stack, copied-on-write data included) once the
+  // looper's state stopped being built at load; 144 leaves 60 KiB of margin, less than the looper's
+  // 68 KiB history pool, so allocating that at load again fails here.
+  EXPECT_LT(anon_kb, 144) << "anonymous memory after load + start: " << anon_kb
                            << " KiB (static objects written at load, buffers allocated before a monitor is on?"
                               " jankprobe-footprint --detail shows which mapping grew)";
   // The library's file pages: its start-up path is gathered ahead of .text (lib/startup_order.ld), the
