@@ -1,8 +1,9 @@
 // JNI_OnLoad and the natives of java/src/com/jankprobe/JankProbe.java.
 //
-// Class and method references are resolved here, once, on the thread that called System.loadLibrary:
-// on Android only that thread's class loader sees the app's classes; FindClass from a native thread we
-// attach later would find nothing but the boot classes.
+// The facade's references are resolved here, once, on the thread that called System.loadLibrary: on
+// Android only that thread's class loader sees the app's classes; FindClass from a native thread we attach
+// later would find nothing but the boot classes. The facade's class loader is remembered for the monitors'
+// references, which are resolved only when a monitor is first enabled (jni_refs.h).
 //
 // Two things reach back into Java from our own threads:
 // - reports go to the app's ReportListener on the report delivery thread (never the main thread);
@@ -160,7 +161,8 @@ bool Resolve(JNIEnv* env, std::string* why) {
        reinterpret_cast<void*>(NativeSetListener)},
   };
   env->RegisterNatives(facade, kNatives, sizeof kNatives / sizeof kNatives[0]);
-  return !TakeException(env, "RegisterNatives", why);
+  if (TakeException(env, "RegisterNatives", why)) return false;
+  return RememberClassLoader(env, facade, why);
 }
 
 }  // namespace
@@ -178,9 +180,7 @@ extern "C" JNIEXPORT jint JNI_OnLoad(JavaVM* vm, void*) {
     fprintf(stderr, "jankprobe: JNI_OnLoad failed: %s\n", why.c_str());
     return JNI_ERR;
   }
-  // The monitors' own references: a failure there only disables that monitor (its Start says why).
-  jp::jni::ResolveMonitorRefs(env);
-  jp::jni::RegisterIdleNatives(env, nullptr);
-  jp::jni::RegisterLooperNatives(env, nullptr);
+  // The monitors' own references are resolved when a monitor first starts (jni_refs.h), through the class
+  // loader remembered here; a failure there only disables that monitor (its Start says why).
   return JNI_VERSION_1_6;
 }

@@ -1,6 +1,7 @@
 #include "hook/jni/jni_refs.h"
 
 #include <atomic>
+#include <mutex>
 
 #include "hook/jni/jni_util.h"
 
@@ -8,6 +9,23 @@ namespace jp::jni {
 namespace {
 
 std::atomic<JavaVM*> g_vm{nullptr};
+
+// The class loader of com.jankprobe.JankProbe (the app's), remembered by JNI_OnLoad: every class below is
+// looked up through it, so a set can be resolved later from any thread. FindClass would use the calling
+// thread's loader, which on a thread attached from native code sees only the boot classes.
+jobject g_loader = nullptr;           // global ref; nullptr: the facade came from the boot loader
+jmethodID g_load_class = nullptr;     // ClassLoader.loadClass(String), which links but does not initialise
+
+// Each set is resolved the first time a monitor asks for it (its Start, when the remote flag enables it),
+// not in JNI_OnLoad: a monitor that stays off loads none of its classes (metaspace), interns none of its
+// names and makes none of its global refs. The flag is set, under g_resolve_mu, once the set's fields are
+// final; readers check it with one acquire load, so the accessors stay cheap on the watchdog's paths.
+std::mutex g_resolve_mu;
+std::atomic<bool> g_queue_resolved{false};
+std::atomic<bool> g_idle_resolved{false};
+std::atomic<bool> g_barrier_resolved{false};
+std::atomic<bool> g_looper_resolved{false};  // the looper monitor's sets: Printer, pending list, frames
+
 QueueRefs g_queue;
 IdleRefs g_idle;
 BarrierRefs g_barrier;
@@ -15,6 +33,19 @@ LooperRefs g_looper;
 FrameRefs g_frames;
 std::atomic<const LooperHooks*> g_looper_hooks{nullptr};
 std::atomic<const IdleHooks*> g_idle_hooks{nullptr};
+
+jclass LoadClass(JNIEnv* env, const char* name) {
+  if (!g_loader) return env->FindClass(name);
+  std::string binary(name);
+  for (char& c : binary) {
+    if (c == '/') c = '.';
+  }
+  jstring jname = env->NewStringUTF(binary.c_str());
+  if (!jname) return nullptr;  // OutOfMemoryError pending: the caller takes it
+  auto c = static_cast<jclass>(env->CallObjectMethod(g_loader, g_load_class, jname));
+  env->DeleteLocalRef(jname);
+  return c;
+}
 
 // Small resolver that stops at the first failure and remembers what it was looking for, so a reason reads
 // "android/os/MessageQueue.mIdleHandlers: java.lang.NoSuchFieldError: mIdleHandlers".
@@ -24,9 +55,11 @@ class Resolver {
   bool ok() const { return why_.empty(); }
   const std::string& why() const { return why_; }
 
+  // name in JNI form ("android/os/Looper"). The class is loaded and linked, not initialised: its static
+  // initialiser runs only when a monitor first uses it.
   jclass Class(const char* name) {
     if (!ok()) return nullptr;
-    jclass local = env_->FindClass(name);
+    jclass local = LoadClass(env_, name);
     if (Failed(name) || !local) return Missing(name);
     auto global = static_cast<jclass>(env_->NewGlobalRef(local));
     env_->DeleteLocalRef(local);
@@ -163,7 +196,8 @@ void ResolveLooper(JNIEnv* env) {
     f.ticker_start = r.Method(f.ticker, "FrameTicker", "start", "()V");
     f.ticker_stop = r.Method(f.ticker, "FrameTicker", "stop", "()V");
     f.ticker_resume_from_native = r.Method(f.ticker, "FrameTicker", "resumeFromNative", "()V", true);
-    // The ticker links against android.view.Choreographer only when it runs: check it is there now.
+    // The ticker links against android.view.Choreographer only when it runs: check it is there now (loaded,
+    // not initialised; on the host stand-in its initialiser builds the vsync executor).
     jclass choreographer = r.Class("android/view/Choreographer");
     if (choreographer) env->DeleteGlobalRef(choreographer);
     f.ok = r.ok();
@@ -196,20 +230,6 @@ void JNICALL NativeParked(JNIEnv* env, jclass, jboolean parked) {
   if (hooks && hooks->parked) hooks->parked(env, parked);
 }
 
-}  // namespace
-
-void ResolveMonitorRefs(JNIEnv* env) {
-  ResolveQueue(env);
-  ResolveIdle(env);
-  ResolveBarrier(env);
-  ResolveLooper(env);
-}
-
-const LooperRefs& Looper() { return g_looper; }
-const FrameRefs& Frames() { return g_frames; }
-
-void SetLooperHooks(const LooperHooks* hooks) { g_looper_hooks.store(hooks, std::memory_order_release); }
-
 bool RegisterLooperNatives(JNIEnv* env, std::string* why) {
   bool ok = true;
   if (g_looper.printer) {
@@ -236,15 +256,120 @@ bool RegisterLooperNatives(JNIEnv* env, std::string* why) {
   return ok;
 }
 
+bool RegisterIdleNatives(JNIEnv* env, std::string* why) {
+  if (!g_idle.timing_list) {
+    if (why) *why = g_idle.why;
+    return false;
+  }
+  static const JNINativeMethod kNatives[] = {
+      {const_cast<char*>("nativeBegin"), const_cast<char*>("()J"), reinterpret_cast<void*>(NativeIdleBegin)},
+      {const_cast<char*>("nativeEnd"), const_cast<char*>("(JILjava/lang/String;Z)I"),
+       reinterpret_cast<void*>(NativeIdleEnd)},
+  };
+  env->RegisterNatives(g_idle.timing_list, kNatives, sizeof kNatives / sizeof kNatives[0]);
+  if (TakeException(env, "RegisterNatives TimingIdleHandlerList", &g_idle.why)) {
+    g_idle.ok = false;  // the idle monitor cannot run without them; the others can
+    if (why) *why = g_idle.why;
+    return false;
+  }
+  return true;
+}
+
+enum class Set { kQueue, kIdle, kBarrier, kLooper };
+
+void MarkUnresolvable(Set set, const std::string& why) {
+  switch (set) {
+    case Set::kQueue: g_queue.why = why; break;
+    case Set::kIdle: g_idle.why = why; break;
+    case Set::kBarrier: g_barrier.why = why; break;
+    case Set::kLooper: g_looper.why = g_frames.why = g_looper.pending_why = why; break;
+  }
+}
+
+// Resolves `set` (and the queue set it builds on) on the calling thread, attaching it if it is not
+// attached yet. Without a VM (the library loaded by dlopen, not System.loadLibrary) nothing is resolved
+// and the set says why; the monitors check Vm() themselves and report the same.
+void Resolve(Set set, std::atomic<bool>* done) {
+  std::lock_guard<std::mutex> lock(g_resolve_mu);
+  if (done->load(std::memory_order_relaxed)) return;
+  JavaVM* vm = g_vm.load(std::memory_order_acquire);
+  if (!vm) {
+    MarkUnresolvable(set, "no Java VM: libjankprobe.so was not loaded with System.loadLibrary");
+    return;
+  }
+  std::string why;
+  JNIEnv* env = AttachedEnv(vm, "jankprobe-control", &why);
+  if (!env) {
+    MarkUnresolvable(set, why);  // not marked done: a later call may attach
+    return;
+  }
+  ScopedLocalFrame frame(env, 32);
+  if (!frame.ok()) {
+    MarkUnresolvable(set, "PushLocalFrame failed");
+    return;
+  }
+  if (!g_queue_resolved.load(std::memory_order_relaxed)) {
+    ResolveQueue(env);
+    g_queue_resolved.store(true, std::memory_order_release);
+  }
+  switch (set) {
+    case Set::kQueue: break;
+    case Set::kIdle:
+      ResolveIdle(env);
+      if (g_idle.ok) RegisterIdleNatives(env, nullptr);
+      break;
+    case Set::kBarrier: ResolveBarrier(env); break;
+    case Set::kLooper:
+      ResolveLooper(env);
+      RegisterLooperNatives(env, nullptr);
+      break;
+  }
+  done->store(true, std::memory_order_release);
+}
+
+template <typename Refs>
+const Refs& Resolved(Set set, std::atomic<bool>* done, const Refs& refs) {
+  if (!done->load(std::memory_order_acquire)) Resolve(set, done);
+  return refs;
+}
+
+}  // namespace
+
+bool RememberClassLoader(JNIEnv* env, jclass anchor, std::string* why) {
+  jclass class_class = env->FindClass("java/lang/Class");
+  if (TakeException(env, "FindClass java/lang/Class", why) || !class_class) return false;
+  jmethodID get_loader = env->GetMethodID(class_class, "getClassLoader", "()Ljava/lang/ClassLoader;");
+  env->DeleteLocalRef(class_class);
+  if (TakeException(env, "Class.getClassLoader", why) || !get_loader) return false;
+  jobject loader = env->CallObjectMethod(anchor, get_loader);
+  if (TakeException(env, "Class.getClassLoader()", why)) return false;
+  if (!loader) return true;  // boot loader: FindClass sees the same classes from every thread
+  jclass loader_class = env->FindClass("java/lang/ClassLoader");
+  if (TakeException(env, "FindClass java/lang/ClassLoader", why) || !loader_class) return false;
+  g_load_class = env->GetMethodID(loader_class, "loadClass", "(Ljava/lang/String;)Ljava/lang/Class;");
+  env->DeleteLocalRef(loader_class);
+  if (TakeException(env, "ClassLoader.loadClass", why) || !g_load_class) return false;
+  g_loader = env->NewGlobalRef(loader);
+  env->DeleteLocalRef(loader);
+  if (!g_loader) {
+    if (why) *why = "NewGlobalRef(class loader) failed";
+    return false;
+  }
+  return true;
+}
+
+const QueueRefs& Queue() { return Resolved(Set::kQueue, &g_queue_resolved, g_queue); }
+const IdleRefs& Idle() { return Resolved(Set::kIdle, &g_idle_resolved, g_idle); }
+const BarrierRefs& Barrier() { return Resolved(Set::kBarrier, &g_barrier_resolved, g_barrier); }
+const LooperRefs& Looper() { return Resolved(Set::kLooper, &g_looper_resolved, g_looper); }
+const FrameRefs& Frames() { return Resolved(Set::kLooper, &g_looper_resolved, g_frames); }
+
 JavaVM* Vm() { return g_vm.load(std::memory_order_acquire); }
 void SetVm(JavaVM* vm) { g_vm.store(vm, std::memory_order_release); }
 
-const QueueRefs& Queue() { return g_queue; }
-const IdleRefs& Idle() { return g_idle; }
-const BarrierRefs& Barrier() { return g_barrier; }
 
 jobject MainLooper(JNIEnv* env, std::string* why) {
-  if (!g_queue.ok) {
+  if (!Queue().ok) {
     if (why) *why = g_queue.why;
     return nullptr;
   }
@@ -264,25 +389,7 @@ jobject MainQueue(JNIEnv* env, std::string* why) {
   return queue;
 }
 
+void SetLooperHooks(const LooperHooks* hooks) { g_looper_hooks.store(hooks, std::memory_order_release); }
 void SetIdleHooks(const IdleHooks* hooks) { g_idle_hooks.store(hooks, std::memory_order_release); }
-
-bool RegisterIdleNatives(JNIEnv* env, std::string* why) {
-  if (!g_idle.timing_list) {
-    if (why) *why = g_idle.why;
-    return false;
-  }
-  static const JNINativeMethod kNatives[] = {
-      {const_cast<char*>("nativeBegin"), const_cast<char*>("()J"), reinterpret_cast<void*>(NativeIdleBegin)},
-      {const_cast<char*>("nativeEnd"), const_cast<char*>("(JILjava/lang/String;Z)I"),
-       reinterpret_cast<void*>(NativeIdleEnd)},
-  };
-  env->RegisterNatives(g_idle.timing_list, kNatives, sizeof kNatives / sizeof kNatives[0]);
-  if (TakeException(env, "RegisterNatives TimingIdleHandlerList", &g_idle.why)) {
-    g_idle.ok = false;  // the idle monitor cannot run without them; the others can
-    if (why) *why = g_idle.why;
-    return false;
-  }
-  return true;
-}
 
 }  // namespace jp::jni

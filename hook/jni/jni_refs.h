@@ -1,11 +1,13 @@
-// Global class references and member IDs the JNI monitors (idle/, barrier/) use, resolved once in
-// JNI_OnLoad on the thread that loads the library: that is the only place where FindClass sees the app's
-// class loader (com.jankprobe.TimingIdleHandlerList lives there); a watchdog or control thread attached
-// later would only find boot classes.
+// Global class references and member IDs the JNI monitors (idle/, barrier/, looper/) use. Each monitor's
+// set is resolved the first time one of the accessors below is called (in practice: that monitor's Start,
+// when the remote flag enables it), so a monitor that stays off costs no class loading, no metaspace and no
+// global refs. Classes are looked up through the class loader of com.jankprobe.JankProbe, remembered by
+// JNI_OnLoad (RememberClassLoader): FindClass on a thread attached from native code would see only the
+// boot classes, never the app's (com.jankprobe.TimingIdleHandlerList lives there).
 //
-// Each monitor's set is resolved independently. A member that is missing, renamed or denied by the
-// hidden-API rules (NoSuchFieldError / NoSuchMethodError) marks only that set unusable with a readable
-// reason; the exception is cleared and JNI_OnLoad still succeeds, so the other monitors run.
+// Each set is resolved independently. A member that is missing, renamed or denied by the hidden-API rules
+// (NoSuchFieldError / NoSuchMethodError) marks only that set unusable with a readable reason; the exception
+// is cleared and the other monitors run.
 #ifndef JANKPROBE_HOOK_JNI_JNI_REFS_H_
 #define JANKPROBE_HOOK_JNI_JNI_REFS_H_
 
@@ -92,12 +94,16 @@ struct FrameRefs {
   jmethodID ticker_resume_from_native = nullptr;  // static void resumeFromNative() (poll source)
 };
 
-// Resolves every set (called from JNI_OnLoad). Never leaves an exception pending.
-void ResolveMonitorRefs(JNIEnv* env);
+// Remembers the class loader of `anchor` (com.jankprobe.JankProbe) for the lazy lookups; called from
+// JNI_OnLoad, which must fail with *why if this does. Never leaves an exception pending.
+bool RememberClassLoader(JNIEnv* env, jclass anchor, std::string* why);
 
 JavaVM* Vm();  // nullptr until JNI_OnLoad ran
 void SetVm(JavaVM* vm);
 
+// Each accessor resolves its set on first use (the looper's sets together), attaching the calling thread as
+// "jankprobe-control" if needed, and registers the natives of the set's Java class; after that it costs
+// one acquire load. Without a VM the set stays unresolved with why = "no Java VM: ...".
 const QueueRefs& Queue();
 const IdleRefs& Idle();
 const BarrierRefs& Barrier();
@@ -110,7 +116,7 @@ jobject MainQueue(JNIEnv* env, std::string* why);
 // A local reference to the main Looper, or nullptr with *why.
 jobject MainLooper(JNIEnv* env, std::string* why);
 
-// The natives of TimingIdleHandlerList forward here. The idle monitor installs its functions at start; with
+// The natives of TimingIdleHandlerList (registered when Idle() resolves) forward here. The idle monitor installs its functions at start; with
 // none installed the calls do nothing, so a wrapper still in flight after stop is harmless. Static storage.
 struct IdleHooks {
   jlong (*begin)(JNIEnv* env);
@@ -119,10 +125,9 @@ struct IdleHooks {
   jint (*end)(JNIEnv* env, jlong token, jint name_key, jstring handler_class, jboolean keep);
 };
 void SetIdleHooks(const IdleHooks* hooks);  // nullptr uninstalls
-// Registers TimingIdleHandlerList's natives (JNI_OnLoad calls it after resolving).
-bool RegisterIdleNatives(JNIEnv* env, std::string* why);
 
-// The natives of LooperPrinter and FrameTicker forward here; same contract as IdleHooks (the looper monitor
+// The natives of LooperPrinter and FrameTicker (registered when Looper() / Frames() resolve; a failure
+// marks the matching set unusable) forward here; same contract as IdleHooks (the looper monitor
 // installs them at start, nothing happens with none installed). Static storage.
 struct LooperHooks {
   void (*begin)(JNIEnv* env, jstring line);  // ">>>>> Dispatching to ..." on the main thread
@@ -132,9 +137,6 @@ struct LooperHooks {
   void (*parked)(JNIEnv* env, jboolean parked);                     // the ticker parked / resumed
 };
 void SetLooperHooks(const LooperHooks* hooks);  // nullptr uninstalls
-// Registers LooperPrinter's and FrameTicker's natives (JNI_OnLoad calls it after resolving); a failure
-// marks the matching set unusable.
-bool RegisterLooperNatives(JNIEnv* env, std::string* why);
 
 }  // namespace jp::jni
 
