@@ -29,6 +29,55 @@ public final class LooperScenarios {
     return TestApp.runOnMain(() -> {}, ms + 5000) ? 0 : 1;
   }
 
+  /**
+   * runSlow(ms), then the Choreographer's count of frame callbacks run, read on the main thread right after
+   * the message (-1 if it did not end in time): the count at the end of the app's busy spell, which a test
+   * thread reading it later (after its own wake-up latency) would overstate.
+   */
+  public static int runSlowThenFrameCallbacks(long ms) throws InterruptedException {
+    main().post(new SlowTask(ms));
+    final long[] calls = new long[1];
+    return TestApp.runOnMain(() -> calls[0] = android.view.Choreographer.callbacksRun(), ms + 5000) ? (int) calls[0] : -1;
+  }
+
+  /**
+   * Test probe into jankprobe's FrameTicker (by reflection: its state is private and main-thread only, so it
+   * is read on the main thread): when it is parked, the Choreographer's count of frame callbacks run, read
+   * in the same step (a parked ticker has no callback waiting, so the count stays there until it resumes);
+   * -1 while it runs, -2 with no ticker, -3 when the main thread did not answer, -4 when the class changed.
+   */
+  public static int tickerParkedFrameCallbacks() throws InterruptedException {
+    final int[] out = {-3};
+    TestApp.runOnMain(() -> {
+      try {
+        final Class<?> c = Class.forName("com.jankprobe.FrameTicker");
+        final Field active = c.getDeclaredField("sActive");
+        active.setAccessible(true);
+        final Object ticker = ((java.util.concurrent.atomic.AtomicReference<?>) active.get(null)).get();
+        if (ticker == null) {
+          out[0] = -2;
+          return;
+        }
+        final Field parked = c.getDeclaredField("parked");
+        parked.setAccessible(true);
+        out[0] = parked.getBoolean(ticker) ? (int) android.view.Choreographer.callbacksRun() : -1;
+      } catch (ReflectiveOperationException | ClassCastException e) {
+        out[0] = -4;
+      }
+    }, 5000);
+    return out[0];
+  }
+
+  /**
+   * The main thread's Choreographer's count of skipped frames (delivered one interval or more after their
+   * vsync), the display's own ground truth for frames dropped; -1 when the main thread did not answer.
+   */
+  public static int skippedFrames() throws InterruptedException {
+    final int[] out = {-1};
+    TestApp.runOnMain(() -> out[0] = android.view.Choreographer.getInstance().skippedFrames(), 5000);
+    return out[0];
+  }
+
   public static int runSleepy(long ms) throws InterruptedException {
     main().post(new SleepyTask(ms));
     return TestApp.runOnMain(() -> {}, ms + 5000) ? 0 : 1;
