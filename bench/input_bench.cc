@@ -14,7 +14,7 @@
 
 #include "hook/clock.h"
 #include "hook/monitor.h"
-#include "input/event_clock.h"
+#include "hook/event_clock.h"
 #include "input/input_monitor.h"
 #include "input/input_tracker.h"
 #include "jankprobe/jankprobe.h"
@@ -135,10 +135,10 @@ void MonotonicClock(benchmark::State& state) {
 }
 BENCHMARK(MonotonicClock);
 
-// What the proxies read instead (input/event_clock.h): the CPU counter scaled to CLOCK_MONOTONIC ns, or
+// What the proxies read instead (hook/event_clock.h): the CPU counter scaled to CLOCK_MONOTONIC ns, or
 // clock_gettime where the counter is not validated (the label says which).
 void EventClockNow(benchmark::State& state) {
-  jp::input::EventClock clock;
+  jp::hook::EventClock clock;
   clock.Init();
   state.SetLabel(clock.source());
   for (auto _ : state) benchmark::DoNotOptimize(clock.NowNs());

@@ -16,16 +16,16 @@
 
 #include "hook/clock.h"
 #include "hook/monitor.h"
-#include "input/event_clock.h"
+#include "hook/event_clock.h"
 #include "input/input_monitor.h"
 #include "jankprobe/jankprobe.h"
 
 namespace jp::input::testing {
 
 // The proxies stamp events with EventClock, which is CLOCK_MONOTONIC to within this (the contract of
-// input/event_clock.h): a record's timestamp may sit this far outside a bracket the test took with
+// hook/event_clock.h): a record's timestamp may sit this far outside a bracket the test took with
 // clock_gettime, a duration (two stamps) twice as far.
-inline constexpr uint64_t kClockBoundNs = EventClock::kBoundNs;
+inline constexpr uint64_t kClockBoundNs = hook::EventClock::kBoundNs;
 inline constexpr double kClockBoundMs = static_cast<double>(kClockBoundNs) / 1e6;
 
 inline constexpr char kFakeStack[] = "at com.example.Feed.bind(Feed.java:42)\nat android.os.Looper.loop(Looper.java:223)\n";
