@@ -202,13 +202,16 @@ public final class DemoApp {
     handler = new Handler(looper);
     if (noopPrinter) looper.setMessageLogging(new NoopPrinter());
     scriptHandler = Handler.createAsync(looper);
+    // The app reads its remote flag whether jankprobe ends up on or not (so a benchmark's "off" run does
+    // the same work, and the flag's file reading is not charged to jankprobe).
+    final String startFlag = readConfig(startConfig);
     if (withJankprobe) {
       System.loadLibrary("jankprobe");
       JankProbe.setListener(new JankProbe.ReportListener() {
         @Override
         public void onReport(String json) { DemoHost.onReport(json); }
       });
-      startRc = JankProbe.start(readConfig(startConfig));
+      startRc = JankProbe.start(startFlag);
       if (startRc != 0) DemoHost.log("JankProbe.start failed (" + startRc + "): " + JankProbe.lastError());
       DemoHost.status("start", JankProbe.status());
     }
@@ -322,8 +325,10 @@ public final class DemoApp {
     result[5] = InputReceiver.consumeErrors();
     if (withJankprobe) {
       DemoHost.status("end", JankProbe.status());
-      export(outDir + "/trace.json", JankProbe.EXPORT_CHROME_TRACE);
-      export(outDir + "/reports.jsonl", JankProbe.EXPORT_JSONL);
+      if (outDir != null && !outDir.isEmpty()) {  // benchmark runs export nothing (no string building either)
+        export(outDir + "/trace.json", JankProbe.EXPORT_CHROME_TRACE);
+        export(outDir + "/reports.jsonl", JankProbe.EXPORT_JSONL);
+      }
     }
     Looper.myLooper().quit();
   }

@@ -77,10 +77,25 @@ final class InputReceiver {
     }
     if (!frameScheduled) {
       frameScheduled = true;
-      final long now = SystemClock.uptimeMillis();
-      final long vsync = (now / FRAME_MS + 1) * FRAME_MS;
-      asyncHandler.sendMessageAtTime(Message.obtain(asyncHandler, FRAME), vsync);
+      if (view.takeIdleWorkBeforeFrame()) {
+        // The read registered an IdleHandler that must run before this batch's frame. On a busy (or
+        // loaded) main thread the next vsync may already be due when the queue is next looked at, so the
+        // queue would never go idle in between; IdleHandlers run in registration order, so asking for the
+        // frame from one registered after it orders the two whatever the load.
+        Looper.myQueue().addIdleHandler(() -> {
+          scheduleFrame();
+          return false;
+        });
+      } else {
+        scheduleFrame();
+      }
     }
+  }
+
+  private static void scheduleFrame() {
+    final long now = SystemClock.uptimeMillis();
+    final long vsync = (now / FRAME_MS + 1) * FRAME_MS;
+    asyncHandler.sendMessageAtTime(Message.obtain(asyncHandler, FRAME), vsync);
   }
 
   private static void doFrame() {

@@ -12,10 +12,18 @@ final class TouchView {
   private final Handler handler;
   private int moves;
   private int clicks;
+  private boolean idleWorkBeforeFrame;
 
   TouchView(Handler handler) { this.handler = handler; }
 
   int clicks() { return clicks; }
+
+  /** True once after a read that registered idle work which must run before this batch's frame. */
+  boolean takeIdleWorkBeforeFrame() {
+    final boolean was = idleWorkBeforeFrame;
+    idleWorkBeforeFrame = false;
+    return was;
+  }
 
   /** The touch was just consumed, before the frame that handles it. */
   void onRead(TouchEvent e) {
@@ -23,6 +31,7 @@ final class TouchView {
     if (Faults.takeSlowIdle()) {
       // An IdleHandler registered now runs before the frame that finishes this DOWN.
       Looper.myQueue().addIdleHandler(new PrefetchIdleHandler(Faults.SLOW_IDLE_MS));
+      idleWorkBeforeFrame = true;
       DemoHost.log("fault 2: DOWN seq " + e.seq + " read; PrefetchIdleHandler registered ("
           + Faults.SLOW_IDLE_MS + " ms) runs before its frame");
     }
