@@ -4,6 +4,7 @@ import android.os.Handler;
 import android.os.Looper;
 import android.os.Message;
 import android.os.SystemClock;
+import android.view.Choreographer;
 import com.jankprobe.JankProbe;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -199,6 +200,13 @@ public final class DemoApp {
   private static void mainThread() {
     Looper.prepareMainLooper();
     final Looper looper = Looper.myLooper();
+    // A UI app draws its first frame through Choreographer (ViewRootImpl) before anything else, so the
+    // framework's Choreographer and its vsync source run in every variant, with or without jankprobe;
+    // the looper monitor's frame ticker then adds only its own callbacks, as it would on a phone.
+    Choreographer.getInstance().postFrameCallback(new Choreographer.FrameCallback() {
+      @Override
+      public void doFrame(long frameTimeNanos) {}
+    });
     handler = new Handler(looper);
     if (noopPrinter) looper.setMessageLogging(new NoopPrinter());
     scriptHandler = Handler.createAsync(looper);
