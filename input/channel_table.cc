@@ -25,8 +25,9 @@ const ChannelTable::Slot* ChannelTable::Find(int fd) const noexcept {
 void ChannelTable::NoteValid(int fd) noexcept {
   Slot* s = Find(fd, true);
   if (s == nullptr) return;
+  // Stores only on a change: on a channel that always validates (every event) the slot stays clean.
   if (s->valid.load(std::memory_order_relaxed) == 0) s->valid.store(1, std::memory_order_relaxed);
-  s->invalid.store(0, std::memory_order_relaxed);
+  if (s->invalid.load(std::memory_order_relaxed) != 0) s->invalid.store(0, std::memory_order_relaxed);
   uint32_t was = 1;
   // A layout that decodes after all: the fd goes back to exact (fd, seq) matching.
   if (s->fd_mode.load(std::memory_order_relaxed) && s->fd_mode.compare_exchange_strong(was, 0)) {

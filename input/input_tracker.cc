@@ -22,9 +22,27 @@ uint32_t CachedTid() noexcept {
 #endif
 }
 
+namespace {
+// The hot paths leave errno as the original call set it. Only the watchdog's Arm/Disarm (rare: a new
+// earliest deadline, a lagged event) can change it, so errno is saved around those alone: saving it
+// around every proxy call was two __errno_location calls per call, on the chain the app waits for.
+class ErrnoKeeper {
+ public:
+  ErrnoKeeper() noexcept : saved_(errno) {}
+  ~ErrnoKeeper() { errno = saved_; }
+  ErrnoKeeper(const ErrnoKeeper&) = delete;
+  ErrnoKeeper& operator=(const ErrnoKeeper&) = delete;
+
+ private:
+  int saved_;
+};
+}  // namespace
+
+InputTracker* internal::g_tracker = nullptr;
+
 InputTracker& InputTracker::Get() {
   // Never destroyed: proxies left in another tool's chain and late watchdog callbacks may still look.
-  static InputTracker* tracker = new InputTracker();
+  static InputTracker* tracker = internal::g_tracker = new InputTracker();
   return *tracker;
 }
 
@@ -107,6 +125,7 @@ void InputTracker::LowerDeadline(uint64_t due) noexcept {
   uint64_t armed = armed_due_ns_.load(std::memory_order_relaxed);
   while (armed > due) {
     if (!armed_due_ns_.compare_exchange_weak(armed, due, std::memory_order_relaxed)) continue;
+    const ErrnoKeeper keep_errno;
     hook::Watchdog* wd = context_->watchdog;
     if (!wd->Arm(DeadlineId(due), due, &OnMonitorDeadline, this, 0)) {
       arm_failures_.fetch_add(1, std::memory_order_relaxed);
@@ -122,12 +141,10 @@ void InputTracker::LowerDeadline(uint64_t due) noexcept {
 
 void InputTracker::OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
   if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return;
-  const int saved_errno = errno;
   const uint32_t tid = CachedTid();
   const InFlightGate::Pass pass = gate_.Enter(tid, enabled_);
   if (pass.open) Received(pass.exclusive(), tid, fd, buf, n, capacity);
   gate_.Leave(pass);
-  errno = saved_errno;
 }
 
 void InputTracker::Received(bool owner, uint32_t tid, int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
@@ -158,7 +175,7 @@ void InputTracker::ReceivedFdMode(bool owner, uint32_t tid, int fd) noexcept {
 
 void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev) noexcept {
   const uint64_t now = hook::ProcessEventClock().NowNs();
-  const int index = pending_.Claim(owner, fd, ev ? ev->seq : 0);
+  const int index = pending_.Claim(owner, fd);
   if (index < 0) {
     table_full_.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -174,9 +191,6 @@ void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* 
   e.action_index = static_cast<int8_t>(ev ? ActionIndex(ev->type, ev->action) : -1);
   e.event_time_ns = ev ? ev->event_time_ns : 0;
   e.read_ns = now;
-  e.consume_time_ns = 0;
-  e.handled = false;
-  e.finish_ns = 0;
   pending_.Publish(index);
   events_read_.Add(owner);
   LowerDeadline(now + lag_ns_.load(std::memory_order_relaxed));
@@ -185,11 +199,9 @@ void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* 
 void InputTracker::OnSent(int fd, const void* buf, ssize_t n) noexcept {
   // A send that failed (EAGAIN: the socket is full) finished nothing; the retry that succeeds does.
   if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return;
-  const int saved_errno = errno;
   const InFlightGate::Pass pass = gate_.Enter(CachedTid(), enabled_);
   if (pass.open) Sent(pass.exclusive(), fd, buf, n);
   gate_.Leave(pass);
-  errno = saved_errno;
 }
 
 void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept {
@@ -198,7 +210,7 @@ void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept
   timeline_->PrefetchAppend();
   if (layout_ == nullptr || (channels_.AnyFdMode() && channels_.IsFdMode(fd))) {
     const int index = pending_.TakeFdMode(owner, fd);
-    if (index >= 0) Finish(owner, index, hook::ProcessEventClock().NowNs());
+    if (index >= 0) Finish(owner, index, hook::ProcessEventClock().NowNs(), nullptr);
     return;
   }
   FinishedSignal f;
@@ -213,13 +225,10 @@ void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept
     unmatched_finished_.Add(owner);
     return;
   }
-  PendingEvent& e = pending_.at(index);
-  e.consume_time_ns = f.consume_time_ns;
-  e.handled = f.handled;
-  Finish(owner, index, now);
+  Finish(owner, index, now, &f);
 }
 
-void InputTracker::Finish(bool owner, int index, uint64_t now) noexcept {
+void InputTracker::Finish(bool owner, int index, uint64_t now, const FinishedSignal* f) noexcept {
   // The take stored kFinishing; the watchdog stores its marks and then checks the state (Heavy): one of
   // the two sides sees the other. What we read here is final for this occupant.
   fence_.Light();
@@ -249,9 +258,9 @@ void InputTracker::Finish(bool owner, int index, uint64_t now) noexcept {
     hook::PackArg(&rec, 2, hook::EventArg::Double(key_dispatch_, e.read_ns > event_time
                                                                      ? static_cast<double>(e.read_ns - event_time) / 1e6
                                                                      : 0.0));
-    if (e.consume_time_ns > 0) {
+    if (f->consume_time_ns > 0) {
       hook::PackArg(&rec, 3, hook::EventArg::Double(key_consume_,
-                                                    static_cast<double>(e.consume_time_ns - e.event_time_ns) / 1e6));
+                                                    static_cast<double>(f->consume_time_ns - e.event_time_ns) / 1e6));
     }
   }
   timeline_->AppendPacked(rec);
@@ -263,10 +272,13 @@ void InputTracker::Finish(bool owner, int index, uint64_t now) noexcept {
     pending_.Free(index);
     return;
   }
-  // A lag: the report is built on the watchdog thread.
+  // A lag: the report is built on the watchdog thread, from the slot.
+  e.consume_time_ns = f ? f->consume_time_ns : 0;
+  e.handled = f ? f->handled : false;
   e.finish_ns = now;
   const uint32_t gen = GenerationOf(word);
   pending_.MarkFinished(index);
+  const ErrnoKeeper keep_errno;
   if (!context_->watchdog->Arm(ReportId(index, gen), now, &OnReportDue, this, 0)) {
     arm_failures_.fetch_add(1, std::memory_order_relaxed);  // swept by the next callback or Disable
   }

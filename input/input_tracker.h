@@ -34,9 +34,19 @@
 
 namespace jp::input {
 
+class InputTracker;
+namespace internal {
+// Set once by the first Get(), never cleared (the tracker is never destroyed).
+extern InputTracker* g_tracker;
+}  // namespace internal
+
 class InputTracker {
  public:
   static InputTracker& Get();
+  // For the proxies: the instance without Get()'s call and guard check. Valid in a proxy because the
+  // proxies are installed (release) after Enable() went through Get(), and a proxy loads its hook handle
+  // (acquire) before it gets here.
+  static InputTracker& ForProxies() noexcept { return *internal::g_tracker; }
 
   struct Settings {
     const Layout* layout = nullptr;  // nullptr: unknown release, every fd is timed read -> next send
@@ -57,7 +67,8 @@ class InputTracker {
   // The event clock's source, why it is clock_gettime if it is, and its checks (JSON object).
   std::string ClockJson() const { return hook::ProcessEventClock().StatusJson(); }
 
-  // Hot paths: called by the proxies after the original call returned (errno is preserved).
+  // Hot paths: called by the proxies after the original call returned (errno is preserved: nothing on
+  // them sets it but the watchdog calls on their rare branches, which save it).
   // capacity: the length the caller asked recv for.
   void OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept;
   void OnSent(int fd, const void* buf, ssize_t n) noexcept;
@@ -89,7 +100,8 @@ class InputTracker {
   void ReceivedFdMode(bool owner, uint32_t tid, int fd) noexcept;
   // Claims a pending slot for a read event (ev == nullptr: an fd-mode read) and arms the lag deadline.
   void Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev) noexcept;
-  void Finish(bool owner, int index, uint64_t now_ns) noexcept;
+  // f: the FINISHED message (nullptr in fd mode).
+  void Finish(bool owner, int index, uint64_t now_ns, const FinishedSignal* f) noexcept;
   // Makes sure a monitor deadline at or before due_ns is armed (hot path: usually one load).
   void LowerDeadline(uint64_t due_ns) noexcept;
 
@@ -107,23 +119,28 @@ class InputTracker {
   static uint64_t ReportId(int index, uint32_t generation) noexcept;
   static bool DecodeReportId(uint64_t id, int* index, uint32_t* generation) noexcept;
 
+  // What one event reads and writes of the tracker itself sits in three lines, apart from the gate's
+  // words: line 0 the flag, the fence mode and the two pointers; line 1 the deadline words, the per-event
+  // counters and the argument ids; line 2 (finish side only) the action names. After the two syscalls of a
+  // round trip every distinct line is a likely L1 miss (they were spread over seven).
   std::atomic<bool> enabled_{false};
   AsymmetricFence fence_;
-  InFlightGate gate_{&fence_};
-  std::string fence_note_;  // control path only
+  // Settings, written by Enable before enabled_ is published and read by the hot paths after.
+  const Layout* layout_ = nullptr;
+  hook::Timeline* timeline_ = nullptr;  // context_->timeline, one pointer hop less on the hot path
+  std::atomic<uint64_t> lag_ns_{100000000};
   // Due time of the monitor deadline that is armed (UINT64_MAX: none). Lowered by CAS from the hot path,
   // reset by the callback that fires for it; see LowerDeadline and OnMonitorDeadline.
   std::atomic<uint64_t> armed_due_ns_{UINT64_MAX};
-  InFlightGate::Pass callback_pass_{};  // watchdog thread only
-  // Settings, written by Enable before enabled_ is published and read by the hot paths after.
-  const Layout* layout_ = nullptr;
-  const hook::PluginContext* context_ = nullptr;
-  hook::Timeline* timeline_ = nullptr;  // context_->timeline, one pointer hop less on the hot path
-  std::atomic<uint64_t> lag_ns_{100000000};
-  std::atomic<uint64_t> anr_ns_{5000000000};
-  uint16_t action_names_[kActionIndexCount] = {};
+  SplitCounter events_read_, events_finished_;
   uint16_t name_fd_timed_ = 0, key_fd_ = 0, key_seq_ = 0, key_dispatch_ = 0, key_consume_ = 0, key_mode_ = 0,
            value_fd_ = 0;
+  uint16_t action_names_[kActionIndexCount] = {};
+  const hook::PluginContext* context_ = nullptr;
+  std::atomic<uint64_t> anr_ns_{5000000000};
+  InFlightGate gate_{&fence_};
+  std::string fence_note_;  // control path only
+  InFlightGate::Pass callback_pass_{};  // watchdog thread only
 
   PendingEvents pending_;
   ChannelTable channels_;
@@ -131,7 +148,7 @@ class InputTracker {
   // once no callback can run).
   std::vector<hook::StackSample> stacks_;
 
-  SplitCounter events_read_, events_finished_, fd_timed_, unmatched_finished_;
+  SplitCounter fd_timed_, unmatched_finished_;
   SplitCounter rejected_received_[kVerdictCount];
   SplitCounter rejected_sent_[kVerdictCount];
   std::atomic<uint64_t> table_full_{0}, arm_failures_{0}, lag_reports_{0}, anr_reports_{0},

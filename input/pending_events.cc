@@ -4,10 +4,10 @@ namespace jp::input {
 
 static_assert((PendingEvents::kOwnerSlots & (PendingEvents::kOwnerSlots - 1)) == 0, "owner part: a power of two");
 
-int PendingEvents::Claim(bool owner, int fd, uint32_t seq) noexcept {
+int PendingEvents::Claim(bool owner, int fd) noexcept {
   if (owner) {
     // Probing from the key's hash keeps Take's search short: the event is usually in the first slot.
-    const uint32_t start = Hash(fd, seq);
+    const uint32_t start = Hash(fd);
     for (int i = 0; i < kOwnerSlots; ++i) {
       const int index = static_cast<int>((start + static_cast<uint32_t>(i)) & (kOwnerSlots - 1));
       std::atomic<uint32_t>& w = slots_[index].word;
@@ -45,7 +45,7 @@ int PendingEvents::TakeIf(bool plain, int index, uint32_t seen) noexcept {
 }
 
 int PendingEvents::Take(bool owner, int fd, uint32_t seq) noexcept {
-  const uint32_t start = Hash(fd, seq);
+  const uint32_t start = Hash(fd);
   auto try_take = [&](bool plain, int index) {
     const PendingEvent& s = slots_[index];
     const uint32_t seen = s.word.load(std::memory_order_acquire);
