@@ -35,6 +35,30 @@ uint64_t CpuNsOfTid(uint32_t tid) {
 uint32_t MainTid(const hook::PluginContext* ctx) {
   return ctx->main_tid ? ctx->main_tid : static_cast<uint32_t>(hook::CurrentTid());
 }
+
+void AddFiredSample(const hook::DeadlineFired& fired, SampleSet* samples) {
+  if (fired.stack && fired.stack->ok) {
+    samples->Add(fired.stack->text, fired.stack->captured_ns ? fired.stack->captured_ns : fired.fired_ns);
+  } else {
+    samples->AddError(fired.stack ? fired.stack->error : "deadline fired without a stack");
+  }
+}
+
+SampleNeeds NeedsAt(uint64_t elapsed_ns, const PendingSnapshot& pending, bool* anr_reported) {
+  SampleNeeds n;
+  n.pending = elapsed_ns >= g.lag_ns.load(std::memory_order_relaxed) && !pending.read && pending.why.empty();
+  n.anr = elapsed_ns >= g.anr_ns.load(std::memory_order_relaxed) && !*anr_reported;
+  if (n.anr) *anr_reported = true;
+  return n;
+}
+
+void ArmNextSample(const hook::PluginContext* ctx, const hook::DeadlineFired& fired, hook::DeadlineFn fn) {
+  const uint64_t interval = g.sample_interval_ns.load(std::memory_order_relaxed);
+  const uint64_t now = hook::MonotonicNs();
+  uint64_t next = fired.deadline_ns + interval;
+  if (next <= now) next = now + interval;  // we fell behind: no burst of catch-up samples
+  if (ctx->watchdog) ctx->watchdog->Arm(fired.id, next, fn, nullptr, hook::Watchdog::kCaptureStack);
+}
 }  // namespace internal
 
 namespace {
@@ -336,16 +360,11 @@ void OnSample(const hook::DeadlineFired& fired, void*) {
   {
     std::lock_guard<std::mutex> lock(g.mu);
     if (!g.locked->cur.running || (g.locked->cur.seq & kSeqMask) != seq) return;  // it ended meanwhile
-    if (fired.stack && fired.stack->ok) {
-      g.locked->cur.samples.Add(fired.stack->text, fired.stack->captured_ns ? fired.stack->captured_ns : fired.fired_ns);
-    } else {
-      g.locked->cur.samples.AddError(fired.stack ? fired.stack->error : "deadline fired without a stack");
-    }
-    const uint64_t elapsed = fired.fired_ns - g.locked->cur.d.start_ns;
-    need_pending = elapsed >= g.lag_ns.load(std::memory_order_relaxed) && !g.locked->cur.pending.read &&
-                   g.locked->cur.pending.why.empty();
-    need_anr = elapsed >= g.anr_ns.load(std::memory_order_relaxed) && !g.locked->cur.anr_reported;
-    if (need_anr) g.locked->cur.anr_reported = true;
+    AddFiredSample(fired, &g.locked->cur.samples);
+    const SampleNeeds needs =
+        NeedsAt(fired.fired_ns - g.locked->cur.d.start_ns, g.locked->cur.pending, &g.locked->cur.anr_reported);
+    need_pending = needs.pending;
+    need_anr = needs.anr;
   }
   g.samples.fetch_add(1, std::memory_order_relaxed);
   if (need_pending || need_anr) {
@@ -375,11 +394,7 @@ void OnSample(const hook::DeadlineFired& fired, void*) {
     }
     if (!still) return;
   }
-  const uint64_t interval = g.sample_interval_ns.load(std::memory_order_relaxed);
-  const uint64_t now = hook::MonotonicNs();
-  uint64_t next = fired.deadline_ns + interval;
-  if (next <= now) next = now + interval;  // we fell behind: no burst of catch-up samples
-  if (ctx->watchdog) ctx->watchdog->Arm(fired.id, next, OnSample, nullptr, hook::Watchdog::kCaptureStack);
+  ArmNextSample(ctx, fired, OnSample);
 }
 
 void OnReport(const hook::DeadlineFired&, void*) {

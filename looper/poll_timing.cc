@@ -301,16 +301,11 @@ void OnPollSample(const hook::DeadlineFired& fired, void*) {
       cur.cpu_first_ns = CpuNsOfTid(MainTid(ctx));
       cur.cpu_first_at_ns = GapClockNs();  // compared with the gap's end
     }
-    if (fired.stack && fired.stack->ok) {
-      cur.samples.Add(fired.stack->text, fired.stack->captured_ns ? fired.stack->captured_ns : fired.fired_ns);
-    } else {
-      cur.samples.AddError(fired.stack ? fired.stack->error : "deadline fired without a stack");
-    }
+    AddFiredSample(fired, &cur.samples);
     // fired_ns is CLOCK_MONOTONIC, start the event clock: up to 50 us apart, so never "before" the start.
-    const uint64_t elapsed = fired.fired_ns > start ? fired.fired_ns - start : 0;
-    need_pending = elapsed >= g.lag_ns.load(std::memory_order_relaxed) && !cur.pending.read && cur.pending.why.empty();
-    need_anr = elapsed >= g.anr_ns.load(std::memory_order_relaxed) && !cur.anr_reported;
-    if (need_anr) cur.anr_reported = true;
+    const SampleNeeds needs = NeedsAt(fired.fired_ns > start ? fired.fired_ns - start : 0, cur.pending, &cur.anr_reported);
+    need_pending = needs.pending;
+    need_anr = needs.anr;
   }
   g.samples.fetch_add(1, std::memory_order_relaxed);
   if (need_pending || need_anr) {
@@ -340,11 +335,7 @@ void OnPollSample(const hook::DeadlineFired& fired, void*) {
     }
     if (!still) return ContinueChecks(ctx);
   }
-  const uint64_t interval = g.sample_interval_ns.load(std::memory_order_relaxed);
-  const uint64_t now = hook::MonotonicNs();
-  uint64_t next = fired.deadline_ns + interval;
-  if (next <= now) next = now + interval;  // we fell behind: no burst of catch-up samples
-  if (ctx->watchdog) ctx->watchdog->Arm(fired.id, next, OnPollSample, nullptr, hook::Watchdog::kCaptureStack);
+  ArmNextSample(ctx, fired, OnPollSample);
 }
 
 void OnPollReport(const hook::DeadlineFired&, void*) {

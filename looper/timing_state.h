@@ -138,6 +138,19 @@ uint64_t CpuNsOfTid(uint32_t tid);
 // The main queue's pending messages, read from the watchdog thread.
 PendingSnapshot ReadPending();
 
+// Both sources' sampling deadlines (OnSample, OnPollSample), on the watchdog thread:
+// - the stack the deadline captured (or why there is none) goes into the running message's samples;
+void AddFiredSample(const hook::DeadlineFired& fired, SampleSet* samples);
+// - what a message `elapsed_ns` old still needs: its pending queue read once it crosses lag_ms, one
+//   anr_risk report once it crosses anr_ms (*anr_reported is set when that is now due);
+struct SampleNeeds {
+  bool pending = false;
+  bool anr = false;
+};
+SampleNeeds NeedsAt(uint64_t elapsed_ns, const PendingSnapshot& pending, bool* anr_reported);
+// - the next sample, one sample_interval_ms after this one (after now, if we fell behind: no burst).
+void ArmNextSample(const hook::PluginContext* ctx, const hook::DeadlineFired& fired, hook::DeadlineFn fn);
+
 // type: "message_lag" or "anr_risk". still_running: the message had not ended when this was written.
 // For kPoll, d.cpu_ns covers only [cpu_window_start_ns, end] (0 = no CPU figure).
 void SubmitReport(const hook::PluginContext* ctx, const char* type, const Dispatch& d, bool still_running,
