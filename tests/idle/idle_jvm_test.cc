@@ -6,8 +6,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <unistd.h>
@@ -120,20 +118,9 @@ TEST_F(IdleJvmTest, SlowHandlerIsReportedWithItsOwnStack) {
 
 TEST_F(IdleJvmTest, EveryCallIsOnTheTimelineWithItsClassName) {
   ASSERT_EQ(CallInt("pokeMain"), 1);
-  char path[] = "/tmp/jp_idle_trace_XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  close(fd);
-  JNIEnv* env = Jvm()->Env();
-  env->PushLocalFrame(4);
-  EXPECT_EQ(CallInt("exportTrace", "(Ljava/lang/String;)I", {L(Jvm()->NewString(path))}), 0);
-  env->PopLocalFrame(nullptr);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  unlink(path);
-  EXPECT_NE(text.str().find("com.example.app.CountingIdleHandler"), std::string::npos);
-  EXPECT_NE(text.str().find("idle.handler"), std::string::npos);
+  const std::string trace = ExportedTrace();
+  EXPECT_NE(trace.find("com.example.app.CountingIdleHandler"), std::string::npos);
+  EXPECT_NE(trace.find("idle.handler"), std::string::npos);
 }
 
 // The wrapper caches the key of its interned class name; a new timeline (a capacity change rebuilds it and
@@ -144,22 +131,11 @@ TEST_F(IdleJvmTest, HandlerNamesSurviveATimelineRebuild) {
       std::string(kConfig).substr(0, std::string(kConfig).size() - 1) + R"(,"timeline":{"capacity":2048}})";
   ASSERT_EQ(Configure(rebuilt), 0) << CallString("status");
   for (int i = 0; i < 3; ++i) ASSERT_EQ(CallInt("pokeMain"), 1);
-  char path[] = "/tmp/jp_idle_rebuilt_XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  close(fd);
-  JNIEnv* env = Jvm()->Env();
-  env->PushLocalFrame(4);
-  EXPECT_EQ(CallInt("exportTrace", "(Ljava/lang/String;)I", {L(Jvm()->NewString(path))}), 0);
-  env->PopLocalFrame(nullptr);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  unlink(path);
+  const std::string trace = ExportedTrace();
   ASSERT_EQ(Configure(kConfig), 0);
   // Every idle.handler record of the new timeline carries a handler class name, the counting one among them.
-  rapidjson::Document d = Parse(text.str());
-  ASSERT_TRUE(d.HasMember("traceEvents")) << text.str().substr(0, 300);
+  rapidjson::Document d = Parse(trace);
+  ASSERT_TRUE(d.HasMember("traceEvents")) << trace.substr(0, 300);
   int handler_records = 0, counting = 0;
   for (const auto& ev : d["traceEvents"].GetArray()) {
     if (!ev.HasMember("cat") || std::string(ev["cat"].GetString()) != "idle.handler") continue;

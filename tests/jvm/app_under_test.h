@@ -5,6 +5,12 @@
 #ifndef JANKPROBE_TESTS_JVM_APP_UNDER_TEST_H_
 #define JANKPROBE_TESTS_JVM_APP_UNDER_TEST_H_
 
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "tests/jvm/jvm_harness.h"
@@ -99,6 +105,25 @@ inline std::string CallString(const char* method) {
 inline int CallInt(const char* method, const char* sig = "()I", const std::vector<jvalue>& args = {}) {
   JavaResult r = Jvm()->CallStatic(kTestApp, method, sig, args);
   return r.ok ? r.value.i : -1000;
+}
+
+// The timeline as Chrome trace JSON (JankProbe.export through the test app into a temporary file), or ""
+// when the export failed.
+inline std::string ExportedTrace() {
+  char path[] = "/tmp/jp-trace-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return std::string();
+  close(fd);
+  JNIEnv* env = Jvm()->Env();
+  env->PushLocalFrame(4);
+  const int rc = CallInt("exportTrace", "(Ljava/lang/String;)I", {L(Jvm()->NewString(path))});
+  env->PopLocalFrame(nullptr);
+  EXPECT_EQ(rc, 0) << "exportTrace";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  unlink(path);
+  return rc == 0 ? text.str() : std::string();
 }
 
 inline int Configure(const std::string& config) {

@@ -13,14 +13,13 @@
 #include <cmath>
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <thread>
 
 #include "looper/looper_monitor.h"
 #include "tests/jvm/app_under_test.h"
+#include "tests/looper/looper_jvm_support.h"
 
 namespace jp::testing {
 namespace {
@@ -34,56 +33,6 @@ const char* kConfig =
     R"({"input":{"enabled":false},"idle":{"enabled":false},"barrier":{"enabled":false},)"
     R"("looper":{"source":"printer","lag_ms":300,"anr_ms":1000,"sample_after_ms":40,"sample_interval_ms":30},)"
     R"("report":{"key_packages":["com.example.app"],"max_reports_per_minute":100}})";
-const char* kScenarios = "com.example.app.LooperScenarios";
-
-using Clock = std::chrono::steady_clock;
-double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-rapidjson::Document Parse(const std::string& json) {
-  rapidjson::Document d;
-  d.Parse(json.c_str());
-  EXPECT_FALSE(d.HasParseError()) << json;
-  return d;
-}
-
-// The looper monitor's status details (re-parsed on every call).
-struct LooperStatus {
-  rapidjson::Document doc;
-  const rapidjson::Value* details = nullptr;
-  std::string state;
-  int64_t Int(const char* key) const { return details && details->HasMember(key) ? (*details)[key].GetInt64() : -1; }
-  std::string Str(const char* key) const {
-    return details && details->HasMember(key) ? (*details)[key].GetString() : std::string();
-  }
-  const rapidjson::Value& Frames() const { return (*details)["frames"]; }
-};
-
-LooperStatus Status() {
-  LooperStatus s;
-  s.doc.Parse(CallString("status").c_str());
-  if (s.doc.HasParseError() || !s.doc.HasMember("monitors")) return s;
-  const rapidjson::Value& m = s.doc["monitors"]["looper"];
-  s.state = m["state"].GetString();
-  if (m.HasMember("details")) s.details = &m["details"];
-  return s;
-}
-
-int Scenario(const char* method, const char* sig = "()I", const std::vector<jvalue>& args = {}) {
-  JNIEnv* env = Jvm()->Env();
-  env->PushLocalFrame(8);
-  JavaResult r = Jvm()->CallStatic(kScenarios, method, sig, args);
-  env->PopLocalFrame(nullptr);
-  EXPECT_TRUE(r.ok) << method << ": " << r.why;
-  return r.ok ? r.value.i : -1000;
-}
-
-std::string ScenarioString(const char* method) {
-  JNIEnv* env = Jvm()->Env();
-  env->PushLocalFrame(8);
-  JavaResult r = Jvm()->CallStatic(kScenarios, method, "()Ljava/lang/String;");
-  env->PopLocalFrame(nullptr);
-  return r.ok ? r.text : "error: " + r.why;
-}
 
 int ReplacePrinter(const std::string& kind) {
   JNIEnv* env = Jvm()->Env();
@@ -93,22 +42,6 @@ int ReplacePrinter(const std::string& kind) {
   return rc;
 }
 
-std::string ExportTrace() {
-  char path[] = "/tmp/jp-looper-trace-XXXXXX";
-  const int fd = mkstemp(path);
-  if (fd < 0) return std::string();
-  close(fd);
-  JNIEnv* env = Jvm()->Env();
-  env->PushLocalFrame(8);
-  JavaResult r = Jvm()->CallStatic("com.jankprobe.JankProbe", "export", "(Ljava/lang/String;I)I",
-                                   {L(Jvm()->NewString(path)), I(1)});
-  env->PopLocalFrame(nullptr);
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  unlink(path);
-  return r.ok && r.value.i == 0 ? ss.str() : std::string();
-}
 
 constexpr int64_t kParkAfterFrames = 30;  // FrameTicker.PARK_AFTER_FRAMES
 
@@ -181,7 +114,7 @@ TEST_F(LooperJvmTest, PrinterChainsToTheAppsOwnAndRecordsEveryMessage) {
     EXPECT_GE(Scenario("earlyPrinterLines") - early_before, kQuick + 1);
   }
   // Each message is a looper.message record named by its target class, with its what.
-  const std::string trace = ExportTrace();
+  const std::string trace = ExportedTrace();
   ASSERT_FALSE(trace.empty());
   EXPECT_NE(trace.find("com.example.app.WorkHandler"), std::string::npos);
   EXPECT_NE(trace.find("looper.message"), std::string::npos);
@@ -402,7 +335,7 @@ std::map<std::string, FrameRecord> FrameRecords(const std::string& trace) {
 // The longest late gap recorded since `before` was exported (none: gap_ms 0).
 FrameRecord LongestNewGap(const std::map<std::string, FrameRecord>& before) {
   FrameRecord longest;
-  for (const auto& [ts, r] : FrameRecords(ExportTrace())) {
+  for (const auto& [ts, r] : FrameRecords(ExportedTrace())) {
     if (!before.count(ts) && r.gap_ms > longest.gap_ms) longest = r;
   }
   return longest;
@@ -420,7 +353,7 @@ TEST_F(LooperJvmTest, FramesDroppedDuringASlowMessageMatchItsLength) {
   ASSERT_GE(s.Frames()["frames"].GetInt64(), 20) << CallString("status");
   EXPECT_NEAR(s.Frames()["refresh_ms"].GetDouble(), kFrameMs, 0.5);
   const int64_t dropped0 = s.Frames()["dropped"].GetInt64();
-  const auto gaps0 = FrameRecords(ExportTrace());
+  const auto gaps0 = FrameRecords(ExportedTrace());
 
   StayBusy(100);  // the slow message starts while the ticker runs
   ASSERT_EQ(Scenario("runSlow", "(J)I", {J(500)}), 0);
@@ -462,7 +395,7 @@ std::map<std::string, double> MessageRecords(const std::string& trace) {
 // frame's own message and one of the test's probes).
 int64_t NewBusyMessages(const std::map<std::string, double>& before) {
   int64_t n = 0;
-  for (const auto& [key, wall_ms] : MessageRecords(ExportTrace())) {
+  for (const auto& [key, wall_ms] : MessageRecords(ExportedTrace())) {
     if (!before.count(key) && wall_ms >= kFrameMs / 4 / 2) ++n;
   }
   return n;
@@ -498,7 +431,7 @@ TEST_F(LooperJvmTest, IdleLooperParksTheTickerAndAMessageResumesIt) {
   const double busy_ms = MsSince(busy_t0);
   ASSERT_GE(calls_busy_end, 0);
   const FrameCounts f_busy = Frames();
-  const auto messages_busy_end = MessageRecords(ExportTrace());
+  const auto messages_busy_end = MessageRecords(ExportedTrace());
   // While it runs every refresh interval is a frame, on time or dropped (late ones are what load causes).
   EXPECT_GE((calls_busy_end - calls0) + (f_busy.dropped - f0.dropped), busy_ms / kFrameMs / 2)
       << "the ticker did not run while the app was busy; " << CallString("status");
@@ -539,7 +472,7 @@ TEST_F(LooperJvmTest, IdleLooperParksTheTickerAndAMessageResumesIt) {
   std::this_thread::sleep_for(std::chrono::milliseconds(kParkedHoldMs));
   const FrameCounts f_quick = Frames();
   const int skipped_quick = Scenario("skippedFrames");
-  const auto messages_quick = MessageRecords(ExportTrace());
+  const auto messages_quick = MessageRecords(ExportedTrace());
 
   // A message that keeps the main thread busy for a frame resumes it; with nothing after it, it parks again.
   ASSERT_GE(Scenario("runSlowThenFrameCallbacks", "(J)I", {J(20)}), 0);

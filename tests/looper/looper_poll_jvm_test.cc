@@ -13,8 +13,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +20,7 @@
 #include "hook/event_clock.h"
 #include "jankprobe/plt.h"
 #include "tests/jvm/app_under_test.h"
+#include "tests/looper/looper_jvm_support.h"
 
 namespace jp::testing {
 namespace {
@@ -31,7 +30,6 @@ const char* kConfig =
     R"({"input":{"enabled":false},"idle":{"enabled":false},"barrier":{"enabled":false},)"
     R"("looper":{"lag_ms":300,"anr_ms":1000,"sample_after_ms":40,"sample_interval_ms":30},)"
     R"("report":{"key_packages":["com.example.app"],"max_reports_per_minute":100}})";
-const char* kScenarios = "com.example.app.LooperScenarios";
 const char* kPollName = "dispatch (poll: no message identity)";
 // Extra wall time a gap may hold beyond the spinning task: the queue's own work, a stack capture's
 // safepoint, a host shared with other builds.
@@ -43,66 +41,10 @@ std::string LooperConfig(const std::string& looper) {
          (looper.empty() ? "" : "," + looper) + R"(},"report":{"key_packages":["com.example.app"],"max_reports_per_minute":100}})";
 }
 
-using Clock = std::chrono::steady_clock;
-double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-rapidjson::Document Parse(const std::string& json) {
-  rapidjson::Document d;
-  d.Parse(json.c_str());
-  EXPECT_FALSE(d.HasParseError()) << json;
-  return d;
-}
-
-struct Looper {
-  rapidjson::Document doc;
-  const rapidjson::Value* details = nullptr;
-  std::string state;
-  int64_t Int(const char* key) const { return details && details->HasMember(key) ? (*details)[key].GetInt64() : -1; }
-  std::string Str(const char* key) const {
-    return details && details->HasMember(key) ? (*details)[key].GetString() : std::string();
-  }
-};
-
-Looper Status() {
-  Looper s;
-  s.doc.Parse(CallString("status").c_str());
-  if (s.doc.HasParseError() || !s.doc.HasMember("monitors")) return s;
-  const rapidjson::Value& m = s.doc["monitors"]["looper"];
-  s.state = m["state"].GetString();
-  if (m.HasMember("details")) s.details = &m["details"];
-  return s;
-}
-
-int Scenario(const char* method, const char* sig = "()I", const std::vector<jvalue>& args = {}) {
-  JNIEnv* env = Jvm()->Env();
-  env->PushLocalFrame(8);
-  JavaResult r = Jvm()->CallStatic(kScenarios, method, sig, args);
-  env->PopLocalFrame(nullptr);
-  EXPECT_TRUE(r.ok) << method << ": " << r.why;
-  return r.ok ? r.value.i : -1000;
-}
-
-std::string ScenarioString(const char* method) {
-  JNIEnv* env = Jvm()->Env();
-  env->PushLocalFrame(8);
-  JavaResult r = Jvm()->CallStatic(kScenarios, method, "()Ljava/lang/String;");
-  env->PopLocalFrame(nullptr);
-  return r.ok ? r.text : "error: " + r.why;
-}
-
 // Durations (ms) of the poll source's looper.message records in an exported trace.
 std::vector<double> PollRecordsMs() {
-  char path[] = "/tmp/jp-poll-trace-XXXXXX";
-  const int fd = mkstemp(path);
-  if (fd < 0) return {};
-  close(fd);
-  EXPECT_EQ(CallInt("exportTrace", "(Ljava/lang/String;)I", {L(Jvm()->NewString(path))}), 0);
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  unlink(path);
   rapidjson::Document d;
-  d.Parse(ss.str().c_str());
+  d.Parse(ExportedTrace().c_str());
   std::vector<double> out;
   if (d.HasParseError() || !d.IsObject() || !d.HasMember("traceEvents")) return out;
   for (const auto& e : d["traceEvents"].GetArray()) {
@@ -191,7 +133,7 @@ TEST_F(LooperPollJvmTest, TheStandInWaitsInLibutilsAndAutoPicksPoll) {
   env->DeleteLocalRef(mq);
   ASSERT_NE(dlopen("libutils.so", RTLD_NOW | RTLD_NOLOAD), nullptr) << "libutils.so is not loaded";
 
-  const Looper s = Status();
+  const LooperStatus s = Status();
   EXPECT_EQ(s.state, "on");
   EXPECT_EQ(s.Str("source_reason").rfind("auto: epoll_wait hooked in libutils.so", 0), 0u) << s.Str("source_reason");
   EXPECT_GE(s.Int("poll_slots"), 1);
@@ -349,7 +291,7 @@ TEST_F(LooperPollJvmTest, AStuckMessageIsReportedWithTheSpinningMethodAndAnAnrAt
 TEST_F(LooperPollJvmTest, AnAbsentLibraryFailsForcedPollAndFallsBackUnderAuto) {
   // Forced poll on a library that is not loaded: the switch fails, says why, and keeps what ran.
   ASSERT_EQ(Configure(LooperConfig(R"("source":"poll","poll_library":"libnotloaded.so")")), 0);
-  Looper s = Status();
+  LooperStatus s = Status();
   EXPECT_EQ(s.Str("source"), "poll");
   EXPECT_NE(s.Str("source_error").find("libnotloaded.so is not loaded"), std::string::npos) << CallString("status");
   EXPECT_EQ(s.Str("poll_library"), "libutils.so");
@@ -374,7 +316,7 @@ TEST_F(LooperPollJvmTest, TheSourceSwitchesAtRuntimeAndOffLeavesTheSlotUnpatched
   ASSERT_NE(original, nullptr);
   // poll -> printer: our hooks are gone, our printer is in the chain, messages are still counted.
   ASSERT_EQ(Configure(LooperConfig(R"("source":"printer")")), 0);
-  Looper s = Status();
+  LooperStatus s = Status();
   EXPECT_EQ(s.Str("source"), "printer");
   EXPECT_EQ(s.Str("printer"), "installed");
   EXPECT_EQ(s.Int("poll_slots"), 0);

@@ -1,0 +1,73 @@
+// What the looper monitor's JVM tests (printer source: looper_jvm_test, poll source: looper_poll_jvm_test)
+// share: the LooperScenarios calls of the test app and the looper's status details.
+#ifndef JANKPROBE_TESTS_LOOPER_LOOPER_JVM_SUPPORT_H_
+#define JANKPROBE_TESTS_LOOPER_LOOPER_JVM_SUPPORT_H_
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "tests/jvm/app_under_test.h"
+
+namespace jp::testing {
+
+inline constexpr const char* kScenarios = "com.example.app.LooperScenarios";
+
+using Clock = std::chrono::steady_clock;
+inline double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+inline rapidjson::Document Parse(const std::string& json) {
+  rapidjson::Document d;
+  d.Parse(json.c_str());
+  EXPECT_FALSE(d.HasParseError()) << json;
+  return d;
+}
+
+// The looper monitor's status details (re-parsed on every call).
+struct LooperStatus {
+  rapidjson::Document doc;
+  const rapidjson::Value* details = nullptr;
+  std::string state;
+  int64_t Int(const char* key) const { return details && details->HasMember(key) ? (*details)[key].GetInt64() : -1; }
+  std::string Str(const char* key) const {
+    return details && details->HasMember(key) ? (*details)[key].GetString() : std::string();
+  }
+  const rapidjson::Value& Frames() const { return (*details)["frames"]; }
+};
+
+inline LooperStatus Status() {
+  LooperStatus s;
+  s.doc.Parse(CallString("status").c_str());
+  if (s.doc.HasParseError() || !s.doc.HasMember("monitors")) return s;
+  const rapidjson::Value& m = s.doc["monitors"]["looper"];
+  s.state = m["state"].GetString();
+  if (m.HasMember("details")) s.details = &m["details"];
+  return s;
+}
+
+// A static int method of LooperScenarios (-1000 when the call failed).
+inline int Scenario(const char* method, const char* sig = "()I", const std::vector<jvalue>& args = {}) {
+  JNIEnv* env = Jvm()->Env();
+  env->PushLocalFrame(8);
+  JavaResult r = Jvm()->CallStatic(kScenarios, method, sig, args);
+  env->PopLocalFrame(nullptr);
+  EXPECT_TRUE(r.ok) << method << ": " << r.why;
+  return r.ok ? r.value.i : -1000;
+}
+
+inline std::string ScenarioString(const char* method) {
+  JNIEnv* env = Jvm()->Env();
+  env->PushLocalFrame(8);
+  JavaResult r = Jvm()->CallStatic(kScenarios, method, "()Ljava/lang/String;");
+  env->PopLocalFrame(nullptr);
+  return r.ok ? r.text : "error: " + r.why;
+}
+
+}  // namespace jp::testing
+
+#endif  // JANKPROBE_TESTS_LOOPER_LOOPER_JVM_SUPPORT_H_
