@@ -65,3 +65,24 @@ function(jp_add_jvm_test name)
   # The stand-in MessageQueue waits in the libutils.so fixture (tests/fixtures/libutils.cmake).
   add_dependencies(${name} ${ARG_STANDINS} jankprobe_java jp_test_app jankprobe jp_libutils)
 endfunction()
+
+# A Google Benchmark that runs the test app on a JVM in-process like a JVM test, but without -Xcheck:jni
+# (JNI at its real cost), output in ${CMAKE_BINARY_DIR}/bench.
+function(jp_add_jvm_bench name source)
+  add_executable(${name} ${source})
+  target_link_libraries(${name} PRIVATE jp_jvm_harness benchmark::benchmark Threads::Threads)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include)
+  target_compile_definitions(${name} PRIVATE
+      JP_JVM_CHECK_JNI=0
+      JP_JVM_SYSTEM_CP="$<TARGET_PROPERTY:jp_android_standins,JAR_FILE>"
+      JP_JVM_JANKPROBE_JAR="$<TARGET_PROPERTY:jankprobe_java,JAR_FILE>"
+      JP_JVM_APP_JAR="$<TARGET_PROPERTY:jp_test_app,JAR_FILE>"
+      JP_LIBJANKPROBE="$<TARGET_FILE:jankprobe>"
+      JP_JVM_LIBRARY_PATH="${CMAKE_BINARY_DIR}/tests/fixtures/libutils")
+  add_dependencies(${name} jp_android_standins jankprobe_java jp_test_app jankprobe)
+  if(TARGET jp_libutils)  # the stand-in MessageQueue waits in it when it is there
+    add_dependencies(${name} jp_libutils)
+  endif()
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+  jp_strict_warnings(${name})
+endfunction()
