@@ -46,18 +46,40 @@ EventPackets MakeEventPackets() {
   return p;
 }
 
+// Every benchmark here runs the input monitor alone (the others need a JVM), its deadlines far away so
+// that no report or stack capture runs; kInputOff is the same plugin with the input monitor switched off.
+constexpr const char* kInputOn = "{\"input\": {\"lag_ms\": 60000, \"anr_ms\": 600000, \"android_api\": 33},"
+                                 " \"idle\": {\"enabled\": false}, \"barrier\": {\"enabled\": false},"
+                                 " \"looper\": {\"enabled\": false}}";
+constexpr const char* kInputOff = "{\"input\": {\"enabled\": false}, \"idle\": {\"enabled\": false},"
+                                  " \"barrier\": {\"enabled\": false}, \"looper\": {\"enabled\": false}}";
+
+void RegisterInputOnly() {
+  jp::hook::RegisterMonitorFactory(jp::Monitor::kInput, jp::input::MakeInputMonitor);
+  for (jp::Monitor m : {jp::Monitor::kIdle, jp::Monitor::kBarrier, jp::Monitor::kLooper}) {
+    jp::hook::RegisterMonitorFactory(m, nullptr);
+  }
+}
+
+// One event's round trip with sequence number seq. The dispatcher's side is system_server's on a phone:
+// plain libc calls from here, not through the app's libinput.so, so only the app's read and FINISHED go
+// through the proxies.
+inline void OneRoundTrip(EventPackets& p, uint32_t seq, int app, int disp, std::vector<uint8_t>& in) {
+  std::memcpy(p.motion.data() + 4, &seq, 4);
+  std::memcpy(p.finished + 4, &seq, 4);
+  benchmark::DoNotOptimize(::send(disp, p.motion.data(), p.motion.size(), MSG_DONTWAIT | MSG_NOSIGNAL));
+  benchmark::DoNotOptimize(jpfx_recv_raw(JPFX_IO_OLD_BIONIC, app, in.data(), in.size()));
+  jpfx_send_raw(JPFX_IO_OLD_BIONIC, app, p.finished, sizeof p.finished);
+  benchmark::DoNotOptimize(::recv(disp, in.data(), in.size(), MSG_DONTWAIT));
+}
+
 // range(0): 0 no hooks; 1 input monitor on; 2 proxies installed but the tracker off (what the PLT
 // detour alone costs).
 void RoundTrip(benchmark::State& state) {
   const bool hooked = state.range(0) != 0;
   const bool tracker_off = state.range(0) == 2;
-  jp::hook::RegisterMonitorFactory(jp::Monitor::kInput, jp::input::MakeInputMonitor);
-  for (jp::Monitor m : {jp::Monitor::kIdle, jp::Monitor::kBarrier, jp::Monitor::kLooper}) {
-    jp::hook::RegisterMonitorFactory(m, nullptr);
-  }
-  if (hooked && jankprobe_start("{\"input\": {\"lag_ms\": 60000, \"anr_ms\": 600000, \"android_api\": 33},"
-                                " \"idle\": {\"enabled\": false}, \"barrier\": {\"enabled\": false},"
-                                " \"looper\": {\"enabled\": false}}") != JANKPROBE_OK) {
+  RegisterInputOnly();
+  if (hooked && jankprobe_start(kInputOn) != JANKPROBE_OK) {
     state.SkipWithError(jankprobe_last_error());
     return;
   }
@@ -66,23 +88,11 @@ void RoundTrip(benchmark::State& state) {
   jpfx_channel* ch = jpfx_channel_open(kApi, JPFX_IO_OLD_BIONIC);
   const int app = jpfx_app_fd(ch), disp = jpfx_dispatcher_fd(ch);
   EventPackets p = MakeEventPackets();
-  std::vector<uint8_t>& motion = p.motion;
-  uint8_t* finished = p.finished;
   std::vector<uint8_t> in(jpfx_message_size(kApi));
   uint32_t seq = 0;
   const jp::hook::PluginContext* ctx = hooked ? jp::hook::CurrentPluginContext() : nullptr;
   const uint64_t wakes_before = ctx ? ctx->watchdog->stats().wake_syscalls : 0;
-  for (auto _ : state) {
-    ++seq;
-    std::memcpy(motion.data() + 4, &seq, 4);
-    std::memcpy(finished + 4, &seq, 4);
-    // The dispatcher's side is system_server's on a phone: plain libc calls from here, not through the
-    // app's libinput.so, so only the app's read and FINISHED go through the proxies.
-    benchmark::DoNotOptimize(::send(disp, motion.data(), motion.size(), MSG_DONTWAIT | MSG_NOSIGNAL));
-    benchmark::DoNotOptimize(jpfx_recv_raw(JPFX_IO_OLD_BIONIC, app, in.data(), in.size()));
-    jpfx_send_raw(JPFX_IO_OLD_BIONIC, app, finished, sizeof p.finished);
-    benchmark::DoNotOptimize(::recv(disp, in.data(), in.size(), MSG_DONTWAIT));
-  }
+  for (auto _ : state) OneRoundTrip(p, ++seq, app, disp, in);
   state.counters["hooked"] = hooked;
   // Futex wakes of the watchdog per event: a syscall on the app's thread, the cost to watch for.
   if (ctx && !tracker_off) {
@@ -102,16 +112,8 @@ BENCHMARK(RoundTrip)->Arg(0)->Arg(1)->Arg(2)->Arg(0)->Arg(1)->Arg(2);
 // preemption hit. Counter added_ns: that median per event round trip; q1/q3 its quartiles.
 void RoundTripPaired(benchmark::State& state) {
   constexpr int kBatch = 1000, kGroups = 150;
-  constexpr const char* kOn = "{\"input\": {\"lag_ms\": 60000, \"anr_ms\": 600000, \"android_api\": 33},"
-                              " \"idle\": {\"enabled\": false}, \"barrier\": {\"enabled\": false},"
-                              " \"looper\": {\"enabled\": false}}";
-  constexpr const char* kOff = "{\"input\": {\"enabled\": false}, \"idle\": {\"enabled\": false},"
-                               " \"barrier\": {\"enabled\": false}, \"looper\": {\"enabled\": false}}";
-  jp::hook::RegisterMonitorFactory(jp::Monitor::kInput, jp::input::MakeInputMonitor);
-  for (jp::Monitor m : {jp::Monitor::kIdle, jp::Monitor::kBarrier, jp::Monitor::kLooper}) {
-    jp::hook::RegisterMonitorFactory(m, nullptr);
-  }
-  if (jankprobe_start(kOn) != JANKPROBE_OK) return state.SkipWithError(jankprobe_last_error());
+  RegisterInputOnly();
+  if (jankprobe_start(kInputOn) != JANKPROBE_OK) return state.SkipWithError(jankprobe_last_error());
   jpfx_channel* ch = jpfx_channel_open(kApi, JPFX_IO_OLD_BIONIC);
   const int app = jpfx_app_fd(ch), disp = jpfx_dispatcher_fd(ch);
   EventPackets p = MakeEventPackets();
@@ -119,20 +121,12 @@ void RoundTripPaired(benchmark::State& state) {
   uint32_t seq = 0;
   auto batch = [&] {
     const uint64_t t0 = jp::hook::MonotonicNs();
-    for (int i = 0; i < kBatch; ++i) {
-      ++seq;
-      std::memcpy(p.motion.data() + 4, &seq, 4);
-      std::memcpy(p.finished + 4, &seq, 4);
-      benchmark::DoNotOptimize(::send(disp, p.motion.data(), p.motion.size(), MSG_DONTWAIT | MSG_NOSIGNAL));
-      benchmark::DoNotOptimize(jpfx_recv_raw(JPFX_IO_OLD_BIONIC, app, in.data(), in.size()));
-      jpfx_send_raw(JPFX_IO_OLD_BIONIC, app, p.finished, sizeof p.finished);
-      benchmark::DoNotOptimize(::recv(disp, in.data(), in.size(), MSG_DONTWAIT));
-    }
+    for (int i = 0; i < kBatch; ++i) OneRoundTrip(p, ++seq, app, disp, in);
     return static_cast<double>(jp::hook::MonotonicNs() - t0) / kBatch;
   };
   bool on = true, failed = false;
   auto set = [&](bool want) {
-    if (want != on && jankprobe_configure(want ? kOn : kOff) != JANKPROBE_OK) failed = true;
+    if (want != on && jankprobe_configure(want ? kInputOn : kInputOff) != JANKPROBE_OK) failed = true;
     on = want;
   };
   std::vector<double> diffs;
@@ -169,13 +163,8 @@ BENCHMARK(RoundTripPaired)->Iterations(1)->Unit(benchmark::kMillisecond);
 // the original call returned (decode, clock, pending slot, timeline record). The round trip above is
 // the figure of record; this one has no syscall noise around it, so it shows changes of a few ns.
 void TrackerOnly(benchmark::State& state) {
-  jp::hook::RegisterMonitorFactory(jp::Monitor::kInput, jp::input::MakeInputMonitor);
-  for (jp::Monitor m : {jp::Monitor::kIdle, jp::Monitor::kBarrier, jp::Monitor::kLooper}) {
-    jp::hook::RegisterMonitorFactory(m, nullptr);
-  }
-  if (jankprobe_start("{\"input\": {\"lag_ms\": 60000, \"anr_ms\": 600000, \"android_api\": 33},"
-                      " \"idle\": {\"enabled\": false}, \"barrier\": {\"enabled\": false},"
-                      " \"looper\": {\"enabled\": false}}") != JANKPROBE_OK) {
+  RegisterInputOnly();
+  if (jankprobe_start(kInputOn) != JANKPROBE_OK) {
     state.SkipWithError(jankprobe_last_error());
     return;
   }
