@@ -73,6 +73,15 @@ double Field(const std::string& json, const char* key) {
   return at == std::string::npos ? -1 : std::atof(json.c_str() + at + k.size());
 }
 
+// Runs one launcher command; its stdout in *out, the exit status returned (-1 when it could not start).
+int RunLauncher(const std::string& cmd, std::string* out) {
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) *out += buf;
+  return pclose(p);
+}
+
 RunFigures RunApp(const Variant& v) {
   RunFigures f;
   std::string cmd = std::string(JP_DEMO_LAUNCHER) + " --bench " + std::to_string(g_seconds) + " --warmup " +
@@ -80,12 +89,8 @@ RunFigures RunApp(const Variant& v) {
   if (v.jankprobe) cmd += std::string(" --config ") + v.config;
   if (v.app_printer) cmd += " --app-printer noop";
   cmd += " 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return f;
   std::string out;
-  char buf[1024];
-  while (std::fgets(buf, sizeof buf, p)) out += buf;
-  const int rc = pclose(p);
+  const int rc = RunLauncher(cmd, &out);
   if (rc != 0) std::fprintf(stderr, "%s: exit status %d\n", cmd.c_str(), rc);
   if (rc != 0 || out.find("\"main_cpu_ns\"") == std::string::npos) return f;
   f.main_cpu_ns = Field(out, "main_cpu_ns");
@@ -122,10 +127,12 @@ const std::vector<std::vector<RunFigures>>& Rounds() {
   return *g_rounds_data;
 }
 
-double Median(std::vector<double> v) {
+double Quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
 void BM_DemoAppOverhead(benchmark::State& state) {
@@ -150,16 +157,16 @@ void BM_DemoAppOverhead(benchmark::State& state) {
   }
   for (auto _ : state) state.SetIterationTime(run_s / static_cast<double>(rounds.size()));
   state.SetLabel(kVariants[vi].name);
-  state.counters["main_cpu_us_per_s"] = Median(cpu);
+  state.counters["main_cpu_us_per_s"] = Quantile(cpu, 0.5);
   if (vi != 0) {
-    state.counters["extra_cpu_us_per_s"] = Median(extra_cpu);
+    state.counters["extra_cpu_us_per_s"] = Quantile(extra_cpu, 0.5);
     state.counters["extra_cpu_min"] = *std::min_element(extra_cpu.begin(), extra_cpu.end());
     state.counters["extra_cpu_max"] = *std::max_element(extra_cpu.begin(), extra_cpu.end());
-    state.counters["extra_rss_kb"] = Median(extra_rss);
+    state.counters["extra_rss_kb"] = Quantile(extra_rss, 0.5);
     state.counters["extra_rss_min"] = *std::min_element(extra_rss.begin(), extra_rss.end());
     state.counters["extra_rss_max"] = *std::max_element(extra_rss.begin(), extra_rss.end());
-    state.counters["extra_anon_kb"] = Median(extra_anon);
-    state.counters["extra_file_kb"] = Median(extra_file);
+    state.counters["extra_anon_kb"] = Quantile(extra_anon, 0.5);
+    state.counters["extra_file_kb"] = Quantile(extra_file, 0.5);
   }
   state.counters["rounds"] = static_cast<double>(rounds.size());
 }
@@ -206,13 +213,6 @@ std::vector<AbSlice> ParseAbSlices(const std::string& out) {
   return slices;
 }
 
-double Quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(pos);
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
 
 const Variant* FindVariant(const char* name) {
   for (const Variant& v : kVariants) {
@@ -231,12 +231,7 @@ void BM_DemoAppAB(benchmark::State& state) {
                           std::to_string(static_cast<long>(g_settle_ms)) + " --warmup " + std::to_string(g_warmup) +
                           " --config " + v.config + " --off-config bench-none.json 2>/dev/null";
   std::string out;
-  int rc = -1;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    while (std::fgets(buf, sizeof buf, p)) out += buf;
-    rc = pclose(p);
-  }
+  const int rc = RunLauncher(cmd, &out);
   const std::vector<AbSlice> all = ParseAbSlices(out);
   if (rc != 0 || static_cast<int>(all.size()) != slices || slices < 4) {
     const std::string why = cmd + ": exit status " + std::to_string(rc) + ", " + std::to_string(all.size()) + " slices";
