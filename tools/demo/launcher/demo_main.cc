@@ -355,28 +355,29 @@ int main(int argc, char** argv) {
   }
   const long rss_after_app = ResidentKb();
   const long anon_after_app = StatusKb("RssAnon"), file_after_app = StatusKb("RssFile");
+  // The app's figures: 6 for a run, 6 per slice for an A/B run ({on, cpu_ns, wall_ns, instructions,
+  // cycles, touches}).
+  const int fields = 6;
+  std::vector<jlong> result(ab ? static_cast<size_t>(o.ab_slices) * fields : fields);
+  const jsize got = r.ok && r.value.l ? env->GetArrayLength(static_cast<jlongArray>(r.value.l)) : 0;
+  const bool complete = got == static_cast<jsize>(result.size());
+  if (complete) env->GetLongArrayRegion(static_cast<jlongArray>(r.value.l), 0, got, result.data());
+  env->PopLocalFrame(nullptr);
+  dispatcher.Stop();
+  watcher.Stop();
   if (ab) {
-    // One JSON line for bench/demo_bench.cc: per slice {on, cpu_ns, wall_ns, instructions, cycles, touches}.
-    const int fields = 6;
-    std::vector<jlong> slices(static_cast<size_t>(o.ab_slices) * fields);
-    bool complete = r.ok && r.value.l &&
-                    env->GetArrayLength(static_cast<jlongArray>(r.value.l)) == static_cast<jsize>(slices.size());
-    if (complete) {
-      env->GetLongArrayRegion(static_cast<jlongArray>(r.value.l), 0, static_cast<jsize>(slices.size()), slices.data());
-      for (int i = 0; i < o.ab_slices; ++i) complete = complete && slices[static_cast<size_t>(i) * fields + 2] > 0;
-    }
-    env->PopLocalFrame(nullptr);
-    dispatcher.Stop();
-    watcher.Stop();
-    if (!complete) {
+    bool measured = complete;
+    for (int i = 0; i < o.ab_slices; ++i) measured = measured && result[static_cast<size_t>(i) * fields + 2] > 0;
+    if (!measured) {
       std::fprintf(stderr, "demo: the A/B run did not complete%s%s\n", r.ok ? "" : ": ", r.ok ? "" : r.why.c_str());
       std::fflush(nullptr);
       _exit(1);
     }
+    // One JSON line for bench/demo_bench.cc.
     std::printf("{\"ab\":true,\"config\":\"%s\",\"off_config\":\"%s\",\"reports\":%zu,\"slices\":[",
                 o.config.c_str(), o.off_config.c_str(), book.reports().size());
     for (int i = 0; i < o.ab_slices; ++i) {
-      const jlong* s = &slices[static_cast<size_t>(i) * fields];
+      const jlong* s = &result[static_cast<size_t>(i) * fields];
       std::printf("%s[%lld,%lld,%lld,%lld,%lld,%lld]", i ? "," : "", static_cast<long long>(s[0]),
                   static_cast<long long>(s[1]), static_cast<long long>(s[2]), static_cast<long long>(s[3]),
                   static_cast<long long>(s[4]), static_cast<long long>(s[5]));
@@ -385,11 +386,6 @@ int main(int argc, char** argv) {
     std::fflush(nullptr);
     _exit(0);
   }
-  jlong result[6] = {};
-  if (r.ok && r.value.l) env->GetLongArrayRegion(static_cast<jlongArray>(r.value.l), 0, 6, result);
-  env->PopLocalFrame(nullptr);
-  dispatcher.Stop();
-  watcher.Stop();
   if (!r.ok) {
     std::fprintf(stderr, "demo: the app failed: %s\n", r.why.c_str());
     std::fflush(nullptr);
