@@ -142,7 +142,7 @@ void InputTracker::LowerDeadline(uint64_t due) noexcept {
 void InputTracker::OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
   if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return;
   const uint32_t tid = CachedTid();
-  const InFlightGate::Pass pass = gate_.Enter(tid, enabled_);
+  const hook::InFlightGate::Pass pass = gate_.Enter(tid, enabled_);
   if (pass.open) Received(pass.exclusive(), tid, fd, buf, n, capacity);
   gate_.Leave(pass);
 }
@@ -199,7 +199,7 @@ void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* 
 void InputTracker::OnSent(int fd, const void* buf, ssize_t n) noexcept {
   // A send that failed (EAGAIN: the socket is full) finished nothing; the retry that succeeds does.
   if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return;
-  const InFlightGate::Pass pass = gate_.Enter(CachedTid(), enabled_);
+  const hook::InFlightGate::Pass pass = gate_.Enter(CachedTid(), enabled_);
   if (pass.open) Sent(pass.exclusive(), fd, buf, n);
   gate_.Leave(pass);
 }

@@ -24,10 +24,10 @@
 #include <vector>
 
 #include "hook/monitor.h"
-#include "input/asymmetric_fence.h"
+#include "hook/asymmetric_fence.h"
 #include "input/channel_table.h"
 #include "hook/event_clock.h"
-#include "input/in_flight_gate.h"
+#include "hook/in_flight_gate.h"
 #include "input/input_message.h"
 #include "input/pending_events.h"
 #include "input/split_counter.h"
@@ -124,7 +124,7 @@ class InputTracker {
   // counters and the argument ids; line 2 (finish side only) the action names. After the two syscalls of a
   // round trip every distinct line is a likely L1 miss (they were spread over seven).
   std::atomic<bool> enabled_{false};
-  AsymmetricFence fence_;
+  hook::AsymmetricFence fence_;
   // Settings, written by Enable before enabled_ is published and read by the hot paths after.
   const Layout* layout_ = nullptr;
   hook::Timeline* timeline_ = nullptr;  // context_->timeline, one pointer hop less on the hot path
@@ -138,9 +138,9 @@ class InputTracker {
   uint16_t action_names_[kActionIndexCount] = {};
   const hook::PluginContext* context_ = nullptr;
   std::atomic<uint64_t> anr_ns_{5000000000};
-  InFlightGate gate_{&fence_};
+  hook::InFlightGate gate_{&fence_};
   std::string fence_note_;  // control path only
-  InFlightGate::Pass callback_pass_{};  // watchdog thread only
+  hook::InFlightGate::Pass callback_pass_{};  // watchdog thread only
 
   PendingEvents pending_;
   ChannelTable channels_;

@@ -8,4 +8,3 @@ jp_add_gtest(input_imports_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/input_imports_
              LIBS jp_input jp_hook jp_plt jp_libinput_bionic TIMEOUT 60)
 # The hot path's building blocks on their own.
 jp_add_gtest(pending_events_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/pending_events_test.cc LIBS jp_input TIMEOUT 60)
-jp_add_gtest(in_flight_gate_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/in_flight_gate_test.cc LIBS jp_input TIMEOUT 60)

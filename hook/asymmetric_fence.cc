@@ -1,4 +1,4 @@
-#include "input/asymmetric_fence.h"
+#include "hook/asymmetric_fence.h"
 
 #include <errno.h>
 #include <linux/membarrier.h>
@@ -9,7 +9,7 @@
 
 #include "input/android_api.h"
 
-namespace jp::input {
+namespace jp::hook {
 namespace {
 
 // Android runs apps under a seccomp filter that kills the process (SIGSYS) on a syscall outside its
@@ -77,4 +77,4 @@ void AsymmetricFence::Heavy() noexcept {
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
-}  // namespace jp::input
+}  // namespace jp::hook

@@ -9,15 +9,15 @@
 // (a second Looper with its own channel, the watchdog's callbacks) counts itself in with a seq_cst
 // fetch_add, as before. The owner flag also tells the pending table and the counters that the caller may
 // write its private parts without atomic read-modify-writes.
-#ifndef JANKPROBE_INPUT_IN_FLIGHT_GATE_H_
-#define JANKPROBE_INPUT_IN_FLIGHT_GATE_H_
+#ifndef JANKPROBE_HOOK_IN_FLIGHT_GATE_H_
+#define JANKPROBE_HOOK_IN_FLIGHT_GATE_H_
 
 #include <atomic>
 #include <cstdint>
 
-#include "input/asymmetric_fence.h"
+#include "hook/asymmetric_fence.h"
 
-namespace jp::input {
+namespace jp::hook {
 
 class InFlightGate {
  public:
@@ -73,6 +73,6 @@ class InFlightGate {
   alignas(64) std::atomic<int64_t> shared_{0};
 };
 
-}  // namespace jp::input
+}  // namespace jp::hook
 
-#endif  // JANKPROBE_INPUT_IN_FLIGHT_GATE_H_
+#endif  // JANKPROBE_HOOK_IN_FLIGHT_GATE_H_

@@ -1,8 +1,8 @@
-#include "input/in_flight_gate.h"
+#include "hook/in_flight_gate.h"
 
 #include <time.h>
 
-namespace jp::input {
+namespace jp::hook {
 
 void InFlightGate::ProposeOwner(uint32_t tid) noexcept {
   uint32_t none = 0;
@@ -18,4 +18,4 @@ void InFlightGate::Drain() noexcept {
   }
 }
 
-}  // namespace jp::input
+}  // namespace jp::hook

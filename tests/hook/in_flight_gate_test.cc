@@ -1,6 +1,6 @@
 // InFlightGate and the AsymmetricFence under it: Drain() returns only once nobody who saw the tracker
 // enabled is inside, for the owner thread (plain stores + membarrier) and for other threads (counter).
-#include "input/in_flight_gate.h"
+#include "hook/in_flight_gate.h"
 
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
@@ -10,7 +10,7 @@
 #include <atomic>
 #include <thread>
 
-namespace jp::input {
+namespace jp::hook {
 namespace {
 
 uint32_t Tid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
@@ -134,4 +134,4 @@ TEST(InFlightGate, NoOwnerPassIsOpenAfterDrainUnderTraffic) {
 }
 
 }  // namespace
-}  // namespace jp::input
+}  // namespace jp::hook

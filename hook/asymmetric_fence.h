@@ -10,13 +10,13 @@
 //
 // Where membarrier is missing (kernels before 4.14, a seccomp policy that denies it, registration refused)
 // both sides fall back to std::atomic_thread_fence(seq_cst): correct, just dearer on the hot side.
-#ifndef JANKPROBE_INPUT_ASYMMETRIC_FENCE_H_
-#define JANKPROBE_INPUT_ASYMMETRIC_FENCE_H_
+#ifndef JANKPROBE_HOOK_ASYMMETRIC_FENCE_H_
+#define JANKPROBE_HOOK_ASYMMETRIC_FENCE_H_
 
 #include <atomic>
 #include <string>
 
-namespace jp::input {
+namespace jp::hook {
 
 class AsymmetricFence {
  public:
@@ -44,6 +44,6 @@ class AsymmetricFence {
   std::string failure_;  // why Init failed (control path only)
 };
 
-}  // namespace jp::input
+}  // namespace jp::hook
 
-#endif  // JANKPROBE_INPUT_ASYMMETRIC_FENCE_H_
+#endif  // JANKPROBE_HOOK_ASYMMETRIC_FENCE_H_
