@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "input/android_api.h"
+#include "hook/android_api.h"
 
 namespace jp::hook {
 namespace {

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "hook/clock.h"
-#include "input/android_api.h"
+#include "hook/android_api.h"
 #include "input/input_message.h"
 #include "input/input_proxies.h"
 #include "input/input_tracker.h"
@@ -35,7 +35,7 @@ class InputMonitor : public hook::MonitorImpl {
       *why = "input: plugin context without timeline or watchdog";
       return false;
     }
-    api_ = ResolveAndroidApi(config.input.android_api);
+    api_ = hook::ResolveAndroidApi(config.input.android_api);
     layout_ = LayoutForApi(api_.level);
     InputTracker::Settings s;
     s.layout = layout_;
@@ -82,7 +82,7 @@ class InputMonitor : public hook::MonitorImpl {
 
  private:
   bool running_ = false;
-  ApiLevel api_;
+  hook::ApiLevel api_;
   const Layout* layout_ = nullptr;
   ProxyInstall install_;
   std::string remove_errors_;

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <vector>
 
-#include "input/android_api.h"
 #include "input/input_message.h"
 
 namespace jp::input {
@@ -117,19 +116,6 @@ TEST(InputLayouts, TimelineIsNotAFinish) {
   Put<uint32_t>(&t, 4, 5);
   FinishedSignal f;
   EXPECT_EQ(DecodeSent(*l, t.data(), t.size(), &f), Verdict::kOtherType);
-}
-
-TEST(AndroidApi, ConfigWinsAndPropertyValuesAreParsedStrictly) {
-  EXPECT_EQ(ResolveAndroidApi(33).level, 33);
-  EXPECT_EQ(ResolveAndroidApi(33).source, "config");
-  EXPECT_EQ(ParseSdkProperty("34"), 34);
-  EXPECT_EQ(ParseSdkProperty(""), 0);
-  EXPECT_EQ(ParseSdkProperty("3x"), 0);
-  EXPECT_EQ(ParseSdkProperty("99999999999"), 0);
-#if !defined(__ANDROID__)
-  EXPECT_EQ(ResolveAndroidApi(0).level, 0);
-  EXPECT_FALSE(ResolveAndroidApi(0).source.empty());
-#endif
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
-#include "input/android_api.h"
+#include "hook/android_api.h"
 
 #if defined(__ANDROID__)
 #include <sys/system_properties.h>
 #endif
 
-namespace jp::input {
+namespace jp::hook {
 
 int ParseSdkProperty(const char* value) {
   if (value == nullptr || *value == '\0') return 0;
@@ -37,4 +37,4 @@ ApiLevel ResolveAndroidApi(int config_api) {
   return out;
 }
 
-}  // namespace jp::input
+}  // namespace jp::hook
