@@ -79,7 +79,8 @@ class IdleMonitor : public hook::MonitorImpl {
     const IdleCounters c = TimingCounters();
     return "{\"handlers_taken_over\":" + std::to_string(taken_over_) + ",\"calls\":" + std::to_string(c.calls) +
            ",\"lags\":" + std::to_string(c.lags) +
-           ",\"deadline_arms\":" + std::to_string(c.deadline_arms) + "}";
+           ",\"deadline_arms\":" + std::to_string(c.deadline_arms) + ",\"arm_calls\":" + std::to_string(c.arm_calls) +
+           ",\"fence\":\"" + (c.fence_expedited ? "membarrier" : "full") + "\"}";
   }
 
  private:

@@ -1,12 +1,17 @@
 #include "idle/idle_timing.h"
 
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <mutex>
 #include <string_view>
 
+#include "hook/asymmetric_fence.h"
 #include "hook/clock.h"
+#include "hook/event_clock.h"
+#include "hook/in_flight_gate.h"
 #include "hook/jni/jni_refs.h"
 #include "hook/jni/jni_util.h"
 #include "hook/report.h"
@@ -18,40 +23,61 @@ namespace {
 // One deadline id for the monitor: the deadline is "sticky" (see ArmIfIdle).
 constexpr uint64_t kDeadlineId = 0x1D1Eull << 48;
 
+// The calling thread's kernel tid, for the in-flight gate's owner test (the main thread is the owner).
+// bionic keeps it in the thread's own struct; glibc's gettid() is a syscall, so it is cached per thread
+// (initial-exec TLS: no allocation on first touch, unlike a dynamic TLS block of a dlopen'ed library).
+uint32_t CallerTid() noexcept {
+#if defined(__BIONIC__)
+  return static_cast<uint32_t>(gettid());
+#else
+  static thread_local uint32_t tid __attribute__((tls_model("initial-exec"))) = 0;
+  if (tid == 0) tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  return tid;
+#endif
+}
+
 struct Timing {
   std::atomic<bool> active{false};
-  std::atomic<int> inside{0};  // begin/end calls currently in the code below
+  // The main thread's end/arm calls get in with plain stores (owner); DeactivateTiming drains it.
+  hook::AsymmetricFence fence;
+  hook::InFlightGate gate{&fence};
   std::atomic<const hook::PluginContext*> context{nullptr};
   std::atomic<uint64_t> lag_ns{200 * hook::kNsPerMs};
+  // Single writer when the gate's owner (the main thread) counts: plain load + store; others add.
   std::atomic<uint64_t> calls{0};
   std::atomic<uint64_t> lags{0};
+  std::atomic<uint64_t> arm_calls{0};  // nativeArm calls: Java found no deadline covering its call
   std::atomic<uint64_t> deadline_arms{0};
   // Changes at every activation: name keys of an earlier one are stale (see NameKey).
   std::atomic<uint32_t> epoch{0};
   std::atomic<uint16_t> keep_key{0};  // the "keep" argument's interned key in this activation's timeline
 
-  // The call running now, written by the main thread, read by the watchdog: its start (0: none running)
-  // and its sequence number. Idle handlers run one after another on the main thread, never nested.
-  std::atomic<uint64_t> running_begin{0};
-  std::atomic<uint64_t> running_seq{0};
   // True while our one deadline is armed (or being armed): whoever flips it false -> true arms it.
+  // jni::IdleSharedWords().covered is the Java side's view of it (set only with the expedited fence).
   std::atomic<bool> deadline_armed{false};
-  // The watchdog is capturing the stack of this call right now (0: not capturing).
-  std::atomic<uint64_t> capturing_seq{0};
+  // The watchdog is capturing the stack of the call that started at this time right now (0: it is not).
+  // A call is known by its start (running_since): calls on the main thread follow one another, and a call
+  // the watchdog captures has run lag_ms, so no other call shares its start.
+  std::atomic<uint64_t> capturing_since{0};
 
   std::mutex stack_mu;  // the stack the watchdog captured for a call that overran
-  uint64_t stack_seq = 0;
+  uint64_t stack_since = 0;
   hook::StackSample stack;
 };
 Timing g_timing;  // process-wide on purpose: see idle_timing.h
 
-// Counts a call into the timing code so DeactivateTiming can wait for it to leave.
-class Inside {
- public:
-  Inside() { g_timing.inside.fetch_add(1, std::memory_order_acq_rel); }
-  ~Inside() { g_timing.inside.fetch_sub(1, std::memory_order_acq_rel); }
-  bool active() const { return g_timing.active.load(std::memory_order_acquire); }
-};
+jni::IdleWords& Words() { return jni::IdleSharedWords(); }
+
+// Adds one to a counter: a plain load + store for the gate's owner (the only writer besides other
+// threads, which add atomically; an owner's store could lose such an add, and these counters are
+// statistics, not invariants).
+void Count(std::atomic<uint64_t>* counter, const hook::InFlightGate::Pass& pass) {
+  if (pass.exclusive()) {
+    counter->store(counter->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  } else {
+    counter->fetch_add(1, std::memory_order_relaxed);
+  }
+}
 
 void OnDeadline(const hook::DeadlineFired& fired, void*);
 
@@ -64,61 +90,71 @@ void ArmIfIdle(const hook::PluginContext* ctx, uint64_t deadline_ns) {
   bool expected = false;
   if (!g_timing.deadline_armed.compare_exchange_strong(expected, true, std::memory_order_seq_cst)) return;
   g_timing.deadline_arms.fetch_add(1, std::memory_order_relaxed);
+  // Covered before the deadline can fire and clear it (a fired deadline clears covered before it lets
+  // anyone arm again). Only with the membarrier on the watchdog side may Java skip the native fence.
+  Words().covered.store(g_timing.fence.expedited() ? 1 : 0, std::memory_order_relaxed);
   if (!ctx->watchdog || !ctx->watchdog->Arm(kDeadlineId, deadline_ns, OnDeadline, nullptr)) {
+    Words().covered.store(0, std::memory_order_relaxed);
     g_timing.deadline_armed.store(false, std::memory_order_seq_cst);  // table full: the next call retries
   }
 }
 
 // Watchdog thread: is the running call (if any) past its lag point? Then capture the main thread's stack
 // while it is stuck (once per call); otherwise re-arm for the running call's lag point, or leave the
-// deadline unarmed when nothing runs (the next begin arms it).
+// deadline unarmed when nothing runs (the next call arms it). Lag is decided on one clock: the call's
+// start (Java's System.nanoTime) and fired_ns are both CLOCK_MONOTONIC.
 void OnDeadline(const hook::DeadlineFired& fired, void*) {
   const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
   const uint64_t lag = g_timing.lag_ns.load(std::memory_order_relaxed);
-  uint64_t seq = g_timing.running_seq.load(std::memory_order_acquire);
-  uint64_t begin = g_timing.running_begin.load(std::memory_order_acquire);
-  if (ctx && begin != 0 && fired.fired_ns >= begin + lag && g_timing.active.load(std::memory_order_acquire)) {
-    g_timing.capturing_seq.store(seq, std::memory_order_seq_cst);
-    // Still the same call? (running_begin is written before running_seq is read by end's wait below.)
-    if (g_timing.running_begin.load(std::memory_order_seq_cst) == begin &&
-        g_timing.running_seq.load(std::memory_order_seq_cst) == seq) {
+  jni::IdleWords& words = Words();
+  // On 32-bit ABIs Java's 64-bit store may tear; a torn read mixes the halves of 0 and the start, so it is
+  // never later than the start, and the re-read below before a capture catches it.
+  uint64_t since = static_cast<uint64_t>(words.running_since.load(std::memory_order_acquire));
+  if (ctx && since != 0 && fired.fired_ns >= since + lag && g_timing.active.load(std::memory_order_acquire)) {
+    g_timing.capturing_since.store(since, std::memory_order_seq_cst);
+    // Still the same call? Dekker with the end (clears running_since, fences, reads capturing_since).
+    if (static_cast<uint64_t>(words.running_since.load(std::memory_order_seq_cst)) == since) {
       hook::StackSample stack = ctx->watchdog ? ctx->watchdog->CaptureMainThreadStack() : hook::StackSample{};
       if (!ctx->watchdog) stack.error = "no watchdog";
       std::lock_guard<std::mutex> lock(g_timing.stack_mu);
-      g_timing.stack_seq = seq;
+      g_timing.stack_since = since;
       g_timing.stack = std::move(stack);
     }
-    g_timing.capturing_seq.store(0, std::memory_order_seq_cst);
+    g_timing.capturing_since.store(0, std::memory_order_seq_cst);
   }
-  // Dekker with begin (running_* stores, then a seq_cst read of deadline_armed): either we see the new
-  // call here and arm for it, or its begin sees the flag down and arms itself.
+  // Dekker with the call's start (Java: store running_since, then read covered; native arm: the same,
+  // then deadline_armed): either we see the new call's start here and arm for it, or it sees covered
+  // (and deadline_armed) down and arms itself. The membarrier is the full fence for both sides.
+  words.covered.store(0, std::memory_order_relaxed);
   g_timing.deadline_armed.store(false, std::memory_order_seq_cst);
+  g_timing.fence.Heavy();
   if (!ctx || !g_timing.active.load(std::memory_order_acquire)) return;
-  begin = g_timing.running_begin.load(std::memory_order_seq_cst);
-  const uint64_t now_seq = g_timing.running_seq.load(std::memory_order_seq_cst);
-  if (begin == 0) return;
+  since = static_cast<uint64_t>(words.running_since.load(std::memory_order_seq_cst));
+  if (since == 0) return;
   bool captured;
   {
     std::lock_guard<std::mutex> lock(g_timing.stack_mu);
-    captured = g_timing.stack_seq == now_seq;
+    captured = g_timing.stack_since == since;
   }
-  if (!captured) ArmIfIdle(ctx, begin + lag);  // a call already caught waits for its end; the next one arms
+  if (!captured) ArmIfIdle(ctx, since + lag);  // a call already caught waits for its end; the next one arms
 }
 
-jlong Begin(JNIEnv*) {
-  Inside guard;
-  if (!guard.active()) return 0;
-  const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
-  if (!ctx) return 0;
-  const uint64_t begin = hook::MonotonicNs();
-  // Only this thread writes running_*: a plain increment, then one seq_cst store (the full fence of the
-  // Dekker pair with OnDeadline, and the release that publishes the sequence number before the start).
-  g_timing.running_seq.store(g_timing.running_seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  g_timing.running_begin.store(begin, std::memory_order_seq_cst);
-  if (!g_timing.deadline_armed.load(std::memory_order_seq_cst)) {
-    ArmIfIdle(ctx, begin + g_timing.lag_ns.load(std::memory_order_relaxed));
+// Java found covered at 0 after writing running_since: no deadline is sure to cover its call, or the
+// fence is not expedited. Repeats the store (Java's private words, see jni_refs.cc) and, with a fence
+// that is a real one where the watchdog's side is not a membarrier, checks the deadline itself.
+void Arm(JNIEnv*, jlong started_ns) {
+  jni::IdleWords& words = Words();
+  words.running_since.store(started_ns, std::memory_order_relaxed);
+  hook::InFlightGate::Pass pass = g_timing.gate.Enter(CallerTid(), g_timing.active);
+  if (pass.open) {
+    const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
+    Count(&g_timing.arm_calls, pass);
+    g_timing.fence.Light();
+    if (ctx && started_ns > 0 && !g_timing.deadline_armed.load(std::memory_order_seq_cst)) {
+      ArmIfIdle(ctx, static_cast<uint64_t>(started_ns) + g_timing.lag_ns.load(std::memory_order_relaxed));
+    }
   }
-  return static_cast<jlong>(begin);
+  g_timing.gate.Leave(pass);
 }
 
 // The handler's class name without allocating: Java strings are short class names here.
@@ -147,17 +183,32 @@ jint NameKey(uint32_t epoch, uint16_t id) {
   return static_cast<jint>((epoch << kIdBits) | (id & ((1u << kIdBits) - 1)));
 }
 
-jint End(JNIEnv* env, jlong token, jint name_key, jstring handler_class, jboolean keep) {
-  const uint64_t end = hook::MonotonicNs();
-  const uint64_t seq = g_timing.running_seq.load(std::memory_order_relaxed);
-  g_timing.running_begin.store(0, std::memory_order_release);
-  Inside guard;
-  if (!guard.active() || token <= 0) return 0;  // begun before the monitor started, or it stopped meanwhile
+// The stack the watchdog captured for the call that started at `since`, or why there is none. The call
+// has ended (running_since is 0); the watchdog may be capturing it right now (it fired just before the
+// end): wait for that rather than report without it. It captures one thread's stack: milliseconds at most.
+void AttachStack(uint64_t since, hook::Report* r) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // Dekker with OnDeadline's capture (rare path)
+  for (int i = 0; i < 100000 && g_timing.capturing_since.load(std::memory_order_seq_cst) == since; ++i) {
+    sched_yield();
+  }
+  std::lock_guard<std::mutex> lock(g_timing.stack_mu);
+  if (g_timing.stack_since == since && g_timing.stack.ok) {
+    r->stack = hook::SplitStackFrames(g_timing.stack.text);
+    r->stack_captured_while_stuck = true;
+  } else {
+    r->fields.push_back(hook::ReportField::String(
+        "stack_error", g_timing.stack_since == since ? g_timing.stack.error : "the lag deadline did not fire"));
+  }
+}
+
+jint Record(const hook::InFlightGate::Pass& pass, JNIEnv* env, uint64_t begin, uint64_t end, jint name_key,
+            jstring handler_class, jboolean keep) {
   const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
-  if (!ctx) return 0;
-  const uint64_t begin = static_cast<uint64_t>(token);
-  const uint64_t dur = end - begin;
-  g_timing.calls.fetch_add(1, std::memory_order_relaxed);
+  if (!ctx || begin == 0) return 0;
+  // The end is on the event clock, within its 50 us bound of CLOCK_MONOTONIC, the start's clock: a
+  // handler shorter than that error may come out at 0.
+  const uint64_t dur = end > begin ? end - begin : 0;
+  Count(&g_timing.calls, pass);
   const uint64_t lag_ns = g_timing.lag_ns.load(std::memory_order_relaxed);
   const uint32_t epoch = g_timing.epoch.load(std::memory_order_relaxed);
   jint key = name_key;
@@ -174,7 +225,7 @@ jint End(JNIEnv* env, jlong token, jint name_key, jstring handler_class, jboolea
     hook::Event e;
     e.ts_ns = begin;
     e.dur_ns = dur;
-    e.tid = ctx->main_tid ? ctx->main_tid : static_cast<uint32_t>(hook::CurrentTid());
+    e.tid = ctx->main_tid ? ctx->main_tid : CallerTid();
     e.kind = hook::EventKind::kIdleHandler;
     e.name = id;
     e.args[0] = hook::EventArg::Int(g_timing.keep_key.load(std::memory_order_relaxed), keep ? 1 : 0);
@@ -182,7 +233,7 @@ jint End(JNIEnv* env, jlong token, jint name_key, jstring handler_class, jboolea
   }
 
   if (dur < lag_ns) return key;
-  g_timing.lags.fetch_add(1, std::memory_order_relaxed);
+  Count(&g_timing.lags, pass);
   hook::Report r;
   r.type = "idle_lag";
   r.monitor = "idle";
@@ -191,38 +242,46 @@ jint End(JNIEnv* env, jlong token, jint name_key, jstring handler_class, jboolea
   r.fields.push_back(hook::ReportField::String("handler", std::string(name)));
   r.fields.push_back(hook::ReportField::Bool("keep", keep));
   r.fields.push_back(hook::ReportField::Int("lag_ms", static_cast<int64_t>(lag_ns / hook::kNsPerMs)));
-  // The watchdog may be capturing this call's stack right now (it fired just before the end): wait for it
-  // rather than report without it. It captures one thread's stack: milliseconds at most.
-  for (int i = 0; i < 100000 && g_timing.capturing_seq.load(std::memory_order_seq_cst) == seq; ++i) sched_yield();
-  {
-    std::lock_guard<std::mutex> lock(g_timing.stack_mu);
-    if (g_timing.stack_seq == seq && g_timing.stack.ok) {
-      r.stack = hook::SplitStackFrames(g_timing.stack.text);
-      r.stack_captured_while_stuck = true;
-    } else {
-      r.fields.push_back(hook::ReportField::String(
-          "stack_error", g_timing.stack_seq == seq ? g_timing.stack.error : "the lag deadline did not fire"));
-    }
-  }
+  AttachStack(begin, &r);
   ctx->Submit(r);
   return key;
 }
 
-const jni::IdleHooks kHooks = {Begin, End};
+jint End(JNIEnv* env, jlong started_ns, jint name_key, jstring handler_class, jboolean keep) {
+  const uint64_t end = hook::ProcessEventClock().NowNs();
+  Words().running_since.store(0, std::memory_order_relaxed);
+  // A call begun before the monitor started, or ending after it stopped, is not recorded (gate closed).
+  const hook::InFlightGate::Pass pass = g_timing.gate.Enter(CallerTid(), g_timing.active);
+  const jint key =
+      pass.open && started_ns > 0
+          ? Record(pass, env, static_cast<uint64_t>(started_ns), end, name_key, handler_class, keep)
+          : 0;
+  g_timing.gate.Leave(pass);
+  return key;
+}
+
+const jni::IdleHooks kHooks = {Arm, End};
 
 }  // namespace
 
 void ActivateTiming(const hook::PluginContext* context, int32_t lag_ms) {
   g_timing.context.store(context, std::memory_order_release);
+  // Control path, before any call can enter: the membarrier registration (once per process) and the
+  // event clock's calibration (once per process), and the owner of the single-writer state.
+  std::string why;
+  g_timing.fence.Init(&why);  // without it: full fences, and Java calls nativeArm every time (status says)
+  hook::CalibrateProcessEventClock();
+  g_timing.gate.ProposeOwner(context ? context->main_tid : 0);
   // A deadline of an earlier activation may have been dropped by a watchdog Stop without firing: start
   // over (at worst an old one still armed fires once more and finds nothing to do).
+  Words().covered.store(0, std::memory_order_relaxed);
   g_timing.deadline_armed.store(false, std::memory_order_seq_cst);
   uint32_t epoch = (g_timing.epoch.load(std::memory_order_relaxed) + 1) & kEpochMask;
   g_timing.epoch.store(epoch == 0 ? 1 : epoch, std::memory_order_relaxed);
   g_timing.keep_key.store(context && context->timeline ? context->timeline->Intern("keep") : 0,
                           std::memory_order_relaxed);
   RetuneTiming(lag_ms);
-  g_timing.active.store(true, std::memory_order_release);
+  g_timing.active.store(true, std::memory_order_seq_cst);
   jni::SetIdleHooks(&kHooks);
 }
 
@@ -232,21 +291,27 @@ void RetuneTiming(int32_t lag_ms) {
 
 void DeactivateTiming() {
   jni::SetIdleHooks(nullptr);
-  g_timing.active.store(false, std::memory_order_release);
+  g_timing.active.store(false, std::memory_order_seq_cst);
   // The sticky deadline: removed if still armed; a callback running now sees `active` false and does not
   // re-arm. deadline_armed is left as it is only if the callback owns it (it clears it itself).
   const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
+  Words().covered.store(0, std::memory_order_relaxed);
   if (ctx && ctx->watchdog && ctx->watchdog->Disarm(kDeadlineId)) {
     g_timing.deadline_armed.store(false, std::memory_order_seq_cst);
   }
-  // begin/end are short (no Java, no blocking): this waits microseconds at most.
-  while (g_timing.inside.load(std::memory_order_acquire) != 0) sched_yield();
+  // end/arm are short (no Java, no blocking): this waits microseconds at most.
+  g_timing.gate.Drain();
   g_timing.context.store(nullptr, std::memory_order_release);
 }
 
 IdleCounters TimingCounters() {
-  return {g_timing.calls.load(std::memory_order_relaxed), g_timing.lags.load(std::memory_order_relaxed),
-          g_timing.deadline_arms.load(std::memory_order_relaxed)};
+  IdleCounters c;
+  c.calls = g_timing.calls.load(std::memory_order_relaxed);
+  c.lags = g_timing.lags.load(std::memory_order_relaxed);
+  c.deadline_arms = g_timing.deadline_arms.load(std::memory_order_relaxed);
+  c.arm_calls = g_timing.arm_calls.load(std::memory_order_relaxed);
+  c.fence_expedited = g_timing.fence.expedited();
+  return c;
 }
 
 }  // namespace jp::idle

@@ -144,14 +144,28 @@ void ResolveBarrier(JNIEnv* env) {
   b.why = r.why();
 }
 
-jlong JNICALL NativeIdleBegin(JNIEnv* env, jclass) {
+IdleWords g_idle_words;
+
+void JNICALL NativeIdleArm(JNIEnv* env, jclass, jlong started_ns) {
   const IdleHooks* hooks = g_idle_hooks.load(std::memory_order_acquire);
-  return hooks ? hooks->begin(env) : 0;
+  if (hooks) hooks->arm(env, started_ns);
 }
 
-jint JNICALL NativeIdleEnd(JNIEnv* env, jclass, jlong token, jint name_key, jstring handler_class, jboolean keep) {
+jint JNICALL NativeIdleEnd(JNIEnv* env, jclass, jlong started_ns, jint name_key, jstring handler_class,
+                           jboolean keep) {
   const IdleHooks* hooks = g_idle_hooks.load(std::memory_order_acquire);
-  return hooks ? hooks->end(env, token, name_key, handler_class, keep) : 0;
+  return hooks ? hooks->end(env, started_ns, name_key, handler_class, keep) : 0;
+}
+
+// A buffer over g_idle_words, or null (no exception left pending): the Java side then keeps words of its
+// own, `covered` stays 0 there and every call goes through `arm`, which writes the native words itself.
+jobject JNICALL NativeIdleWords(JNIEnv* env, jclass) {
+  jobject buffer = env->NewDirectByteBuffer(&g_idle_words, sizeof g_idle_words);
+  if (env->ExceptionCheck()) {
+    env->ExceptionClear();
+    return nullptr;
+  }
+  return buffer;
 }
 
 void ResolveLooper(JNIEnv* env) {
@@ -262,9 +276,11 @@ bool RegisterIdleNatives(JNIEnv* env, std::string* why) {
     return false;
   }
   static const JNINativeMethod kNatives[] = {
-      {const_cast<char*>("nativeBegin"), const_cast<char*>("()J"), reinterpret_cast<void*>(NativeIdleBegin)},
+      {const_cast<char*>("nativeArm"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(NativeIdleArm)},
       {const_cast<char*>("nativeEnd"), const_cast<char*>("(JILjava/lang/String;Z)I"),
        reinterpret_cast<void*>(NativeIdleEnd)},
+      {const_cast<char*>("nativeWords"), const_cast<char*>("()Ljava/nio/ByteBuffer;"),
+       reinterpret_cast<void*>(NativeIdleWords)},
   };
   env->RegisterNatives(g_idle.timing_list, kNatives, sizeof kNatives / sizeof kNatives[0]);
   if (TakeException(env, "RegisterNatives TimingIdleHandlerList", &g_idle.why)) {
@@ -390,6 +406,8 @@ jobject MainQueue(JNIEnv* env, std::string* why) {
 }
 
 void SetLooperHooks(const LooperHooks* hooks) { g_looper_hooks.store(hooks, std::memory_order_release); }
+IdleWords& IdleSharedWords() { return g_idle_words; }
+
 void SetIdleHooks(const IdleHooks* hooks) { g_idle_hooks.store(hooks, std::memory_order_release); }
 
 }  // namespace jp::jni

@@ -13,6 +13,8 @@
 
 #include <jni.h>
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 
 namespace jp::jni {
@@ -116,14 +118,37 @@ jobject MainQueue(JNIEnv* env, std::string* why);
 // A local reference to the main Looper, or nullptr with *why.
 jobject MainLooper(JNIEnv* env, std::string* why);
 
-// The natives of TimingIdleHandlerList (registered when Idle() resolves) forward here. The idle monitor installs its functions at start; with
-// none installed the calls do nothing, so a wrapper still in flight after stop is harmless. Static storage.
+// The natives of TimingIdleHandlerList (registered when Idle() resolves) forward here. The idle monitor
+// installs its functions at start; with none installed the calls do nothing, so a wrapper still in flight
+// after stop is harmless. Static storage.
+//
+// Per queueIdle() call the wrapper takes the start itself (System.nanoTime: CLOCK_MONOTONIC on HotSpot and
+// ART), writes it to IdleWords::running_since and calls native code only at the end, plus `arm` when
+// IdleWords::covered is 0 (no watchdog deadline is sure to cover the call; about once per lag_ms).
 struct IdleHooks {
-  jlong (*begin)(JNIEnv* env);
-  // name_key: what the previous end returned for this handler (0 the first time); returns the key to pass
-  // next time, so a handler's class name is read from Java and interned once, not on every call.
-  jint (*end)(JNIEnv* env, jlong token, jint name_key, jstring handler_class, jboolean keep);
+  void (*arm)(JNIEnv* env, jlong started_ns);
+  // started_ns: the call's start (Java's). name_key: what the previous end returned for this handler (0 the
+  // first time); returns the key to pass next time, so a handler's class name is read from Java and
+  // interned once, not on every call.
+  jint (*end)(JNIEnv* env, jlong started_ns, jint name_key, jstring handler_class, jboolean keep);
 };
+
+// The words the wrapper and the native side share: TimingIdleHandlerList's direct ByteBuffer over them
+// (absolute puts/gets in native byte order, which compile to plain loads and stores). Process-wide, never
+// freed: a wrapper may run after the monitor stopped. Layout is part of the Java class's contract.
+struct alignas(64) IdleWords {
+  // Byte 0, written by Java: the start of the queueIdle() call running on the main thread; 0 when none
+  // (the native end clears it). Read by the watchdog.
+  std::atomic<int64_t> running_since{0};
+  // Byte 8, read by Java right after it wrote running_since: nonzero while an armed watchdog deadline
+  // covers any call that starts now and Java's program order is enough for the Dekker pair with the
+  // watchdog (its side runs a membarrier); 0 makes Java call `arm`.
+  std::atomic<int32_t> covered{0};
+};
+static_assert(std::atomic<int64_t>::is_always_lock_free && std::atomic<int32_t>::is_always_lock_free,
+              "Java writes these words with plain stores");
+static_assert(sizeof(std::atomic<int64_t>) == 8 && sizeof(std::atomic<int32_t>) == 4, "Java's view of them");
+IdleWords& IdleSharedWords();
 void SetIdleHooks(const IdleHooks* hooks);  // nullptr uninstalls
 
 // The natives of LooperPrinter and FrameTicker (registered when Looper() / Frames() resolve; a failure

@@ -1,6 +1,8 @@
 package com.jankprobe;
 
 import android.os.MessageQueue.IdleHandler;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Collection;
 
@@ -18,13 +20,43 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   private static final long serialVersionUID = 1L;
 
   /**
-   * Around queueIdle(): the native side marks the call running at begin (a watchdog deadline catches it if
-   * it overruns) and records it at end. nativeEnd returns the key under which the native side keeps this
-   * handler's interned class name; passing it back next time spares reading the string on every call
-   * (0: not known yet; a stale key is detected natively and the name read again).
+   * Around queueIdle(), one native call per call in steady state. The wrapper takes the start itself
+   * (System.nanoTime: CLOCK_MONOTONIC on HotSpot and on ART, the clock the watchdog's deadlines use) and
+   * writes it into a word the native watchdog reads (WORDS, running_since), so a handler that overruns is
+   * caught while it runs; only when no armed deadline is sure to cover the call (WORDS' covered word is
+   * 0: about once per lag_ms, or always where the native side needs a real fence) it calls nativeArm.
+   * nativeEnd records the call and returns the key under which the native side keeps this handler's
+   * interned class name; passing it back next time spares reading the string on every call (0: not known
+   * yet; a stale key is detected natively and the name read again).
+   *
+   * Why plain ByteBuffer puts and gets: VarHandle exists only from Android 13 (API 33) and Unsafe is hidden
+   * API. The store of running_since and the read of covered form a Dekker pair with the watchdog's clear of
+   * covered and read of running_since; the watchdog side runs a membarrier (hook/asymmetric_fence.h), so
+   * this side needs only its program order, which the JITs keep for raw-memory accesses (HotSpot puts a
+   * CPU-order barrier around Unsafe accesses off the heap; ART's Memory.peek/poke intrinsics are calls
+   * with memory side effects). Where membarrier is not available the native side never sets covered, and
+   * nativeArm runs the real fence.
    */
-  private static native long nativeBegin();
-  private static native int nativeEnd(long token, int nameKey, String handlerClass, boolean keep);
+  private static native void nativeArm(long startedNs);
+  private static native int nativeEnd(long startedNs, int nameKey, String handlerClass, boolean keep);
+  private static native ByteBuffer nativeWords();
+
+  // Byte offsets in WORDS (hook/jni/jni_refs.h, IdleWords).
+  private static final int RUNNING_SINCE = 0;
+  private static final int COVERED = 8;
+  private static final ByteBuffer WORDS = sharedWords();
+
+  private static ByteBuffer sharedWords() {
+    ByteBuffer words = null;
+    try {
+      words = nativeWords();
+    } catch (UnsatisfiedLinkError e) {
+      // Used before the idle monitor registered its natives: the calls fail the same way, loudly.
+    }
+    // No shared words: private ones, whose covered word stays 0, so every call goes through nativeArm.
+    if (words == null) words = ByteBuffer.allocateDirect(16);
+    return words.order(ByteOrder.nativeOrder());
+  }
 
   /** One app handler, timed. Equal to its handler, so a plain list still finds it after the swap back. */
   static final class Timed implements IdleHandler {
@@ -39,13 +71,16 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
 
     @Override
     public boolean queueIdle() {
-      final long token = nativeBegin();
+      final long start = System.nanoTime();
+      final ByteBuffer words = WORDS;
+      words.putLong(RUNNING_SINCE, start);
+      if (words.getInt(COVERED) == 0) nativeArm(start);
       boolean keep = false;
       try {
         keep = handler.queueIdle();
         return keep;
       } finally {
-        nameKey = nativeEnd(token, nameKey, handlerClass, keep);
+        nameKey = nativeEnd(start, nameKey, handlerClass, keep);
       }
     }
 
