@@ -167,7 +167,11 @@ int Plugin::ApplyLocked(const Config& next, std::vector<std::string> warnings) {
   context_.watchdog = &watchdog_;
   context_.reports = &reports_;
   context_.main_tid = main_tid_;
-  if (!watchdog_.running()) {
+  // The watchdog thread runs only while a monitor may need it (deadlines, periodic checks, stack capture):
+  // with every monitor off there is nothing to watch, and a thread (its stack, the malloc arena its first
+  // allocation makes, libc's thread code) would be most of what an app whose flag switches everything off
+  // keeps resident. It is started before the monitors, which may arm deadlines as they start.
+  if (AnyMonitorWanted(next) && !watchdog_.running()) {
     std::string error;
     watchdog_.SetStackCapture(capture_fn_, capture_ctx_);
     if (!watchdog_.Start(&error)) {
@@ -207,8 +211,25 @@ int Plugin::ApplyLocked(const Config& next, std::vector<std::string> warnings) {
       monitor_status_[i] = "off";
     }
   }
+  // Every monitor off now (switched off, or none could start): the thread goes until one is wanted again.
+  if (!AnyMonitorRunningLocked()) watchdog_.Stop();
   if (!failures.empty()) return Fail(JANKPROBE_ERR_MONITOR, "monitors disabled: " + failures);
   return JANKPROBE_OK;
+}
+
+bool Plugin::AnyMonitorWanted(const Config& config) {
+  for (size_t i = 0; i < kMonitorCount; ++i) {
+    const Monitor m = static_cast<Monitor>(i);
+    if (MonitorActive(config, m) && RegisteredFactory(m)) return true;
+  }
+  return false;
+}
+
+bool Plugin::AnyMonitorRunningLocked() const {
+  for (const std::unique_ptr<MonitorImpl>& m : monitors_) {
+    if (m) return true;
+  }
+  return false;
 }
 
 }  // namespace jp::hook

@@ -42,6 +42,9 @@ class Plugin {
   int ApplyLocked(const Config& next, std::vector<std::string> warnings);
   bool EnsureTimelineLocked(const Config& config, bool rebuild, std::string* warning);
   void StopMonitorsLocked(const char* status);
+  // A monitor the config switches on and this library has (the watchdog is started for it).
+  static bool AnyMonitorWanted(const Config& config);
+  bool AnyMonitorRunningLocked() const;
   void MarkStateLocked(Monitor m, const std::string& status);
 
   std::mutex mu_;

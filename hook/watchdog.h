@@ -1,6 +1,7 @@
 // The one background thread all monitors share: deadlines ("this touch is still unfinished 500 ms after it
 // arrived"), periodic checks ("look at the message queue head every 100 ms") and stack capture of the main
-// thread while it is stuck. Callbacks run on this thread, one at a time.
+// thread while it is stuck. Callbacks run on this thread, one at a time. The plugin runs it only while at
+// least one monitor is on (hook/plugin.cc): with every monitor off there is no thread at all.
 //
 // Design, and why:
 // - Arm/Disarm are called from hot paths (PLT proxies around recvfrom/sendto on the main thread), so they

@@ -22,7 +22,7 @@ const char* KindName(MessageHistory::Kind k) {
 
 }  // namespace
 
-MessageHistory::MessageHistory() : pool_(kCapacity) {}
+MessageHistory::MessageHistory() { pool_.reserve(kCapacity); }
 
 void MessageHistory::SetWindow(uint64_t window_ns, uint64_t slow_ns) {
   window_ns_ = window_ns;
@@ -30,7 +30,7 @@ void MessageHistory::SetWindow(uint64_t window_ns, uint64_t slow_ns) {
 }
 
 void MessageHistory::Clear() {
-  for (Entry& e : pool_) e = Entry();
+  pool_.clear();  // keeps the reserved storage; its pages are reused as the window fills again
   head_ = 0;
   size_ = 0;
   evicted_ = 0;
@@ -42,6 +42,12 @@ MessageHistory::Entry& MessageHistory::Push() {
     head_ = (head_ + 1) % kCapacity;
     --size_;
     ++evicted_;
+  }
+  if (pool_.size() < kCapacity) {
+    // Still growing: the window ends at the last constructed entry (eviction only advanced head_), and
+    // the reserve means no reallocation ever moves the entries.
+    ++size_;
+    return pool_.emplace_back();
   }
   Entry& e = pool_[(head_ + size_) % kCapacity];
   ++size_;

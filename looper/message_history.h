@@ -2,8 +2,10 @@
 // looper.history_ms, in order. Fast messages (< 30 ms) are merged into runs with a count and total wall and
 // CPU time; medium ones are kept whole; slow ones (>= looper.lag_ms) keep their merged stack samples too.
 //
-// Memory is bounded: a pool of kCapacity entries allocated once and used as a ring, so the oldest entry is
-// evicted when the pool is full as well as when it leaves the window. A fast run is closed after
+// Memory is bounded: a pool of kCapacity entries allocated (reserved) once and used as a ring, so the oldest
+// entry is evicted when the pool is full as well as when it leaves the window. Entries are constructed in
+// the pool only as the window needs them, so its pages are touched as it fills: a calm app whose window
+// holds a few dozen fast runs keeps a few KiB resident, not the whole 68 KiB. A fast run is closed after
 // kMaxRunSpanNs so that eviction by age stays fine-grained. Not thread-safe: the caller locks.
 #ifndef JANKPROBE_LOOPER_MESSAGE_HISTORY_H_
 #define JANKPROBE_LOOPER_MESSAGE_HISTORY_H_
@@ -51,7 +53,8 @@ class MessageHistory {
   MessageHistory();
 
   void SetWindow(uint64_t window_ns, uint64_t slow_ns);
-  // Empties the window (and frees the entries' samples) but keeps the pool: a restart allocates nothing.
+  // Empties the window (and frees the entries' samples) but keeps the pool's allocation: a restart
+  // allocates nothing.
   void Clear();
   // Adds a finished dispatch; `samples` is moved from when the entry keeps it (medium and slow).
   void Add(const Dispatch& d, SampleSet* samples);
@@ -61,6 +64,8 @@ class MessageHistory {
   size_t size() const { return size_; }
   uint64_t evicted() const { return evicted_; }
   uint64_t dispatches() const { return dispatches_; }
+  // Entries constructed in the pool so far (they grow with the window, up to kCapacity).
+  size_t pool_entries() const { return pool_.size(); }
   // i-th entry, oldest first.
   const Entry& at(size_t i) const { return pool_[(head_ + i) % kCapacity]; }
 
@@ -70,6 +75,8 @@ class MessageHistory {
  private:
   Entry& Push();
 
+  // Reserved for kCapacity; until it holds that many, the window is [head_, pool_.size()) and the next
+  // entry is appended (head_ + size_ == pool_.size()); once full it is a ring over all kCapacity.
   std::vector<Entry> pool_;
   size_t head_ = 0;  // oldest
   size_t size_ = 0;

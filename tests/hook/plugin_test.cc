@@ -59,6 +59,25 @@ int ThreadCount() {
   return n;
 }
 
+// Whether a thread of this process has this name (/proc/self/task/<tid>/comm).
+bool HasThreadNamed(const std::string& name) {
+  bool found = false;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+      std::string line;
+      if (std::getline(comm, line) && line == name) found = true;
+    }
+    closedir(d);
+  }
+  return found;
+}
+
+constexpr const char* kEveryMonitorOff =
+    "{\"input\": {\"enabled\": false}, \"idle\": {\"enabled\": false}, \"barrier\": {\"enabled\": false},"
+    " \"looper\": {\"enabled\": false}}";
+
 rapidjson::Document Status() {
   rapidjson::Document d;
   d.Parse(jankprobe_status());
@@ -154,6 +173,44 @@ TEST_F(PluginTest, StopLeavesNoThreadBehindAndStopsEveryMonitor) {
   EXPECT_EQ(input().stopped, 1);
   EXPECT_EQ(idle().stopped, 1);
   EXPECT_FALSE(Status()["started"].GetBool());
+}
+
+TEST_F(PluginTest, WatchdogRunsOnlyWhileAMonitorIsOn) {
+  const int threads_before = ThreadCount();
+  ASSERT_EQ(jankprobe_start(kEveryMonitorOff), JANKPROBE_OK) << jankprobe_last_error();
+  EXPECT_TRUE(Status()["running"].GetBool());  // started and sampled in: only nothing to watch
+  EXPECT_FALSE(HasThreadNamed("jp-watchdog"));
+  EXPECT_EQ(ThreadCount(), threads_before);
+  // A remote flag switches one monitor on: the watchdog starts with it, before it (its context has it).
+  ASSERT_EQ(jankprobe_configure("{\"idle\": {\"enabled\": false}, \"barrier\": {\"enabled\": false}}"), JANKPROBE_OK)
+      << jankprobe_last_error();
+  EXPECT_EQ(input().started, 1);
+  EXPECT_EQ(MonitorState("input"), "on");
+  EXPECT_TRUE(HasThreadNamed("jp-watchdog"));
+  // Everything off again: the thread goes; on again: it comes back.
+  ASSERT_EQ(jankprobe_configure(kEveryMonitorOff), JANKPROBE_OK);
+  EXPECT_EQ(input().stopped, 1);
+  EXPECT_FALSE(HasThreadNamed("jp-watchdog"));
+  EXPECT_EQ(ThreadCount(), threads_before);
+  ASSERT_EQ(jankprobe_configure("{}"), JANKPROBE_OK);
+  EXPECT_EQ(input().started, 2);
+  EXPECT_TRUE(HasThreadNamed("jp-watchdog"));
+}
+
+TEST_F(PluginTest, NoWatchdogLeftWhenTheOnlyWantedMonitorCannotStart) {
+  idle().fail_start = true;
+  const int threads_before = ThreadCount();
+  EXPECT_EQ(jankprobe_start("{\"input\": {\"enabled\": false}, \"barrier\": {\"enabled\": false}}"),
+            JANKPROBE_ERR_MONITOR);
+  EXPECT_EQ(MonitorState("idle"), "disabled: NoSuchFieldError: mIdleHandlers");
+  EXPECT_FALSE(HasThreadNamed("jp-watchdog"));
+  EXPECT_EQ(ThreadCount(), threads_before);
+  // A monitor this library does not have is not a reason to start it either.
+  ASSERT_EQ(jankprobe_configure("{\"input\": {\"enabled\": false}, \"idle\": {\"enabled\": false},"
+                                " \"barrier\": {\"enabled\": false}, \"looper\": {\"enabled\": true}}"),
+            JANKPROBE_OK);
+  EXPECT_EQ(MonitorState("looper"), "unavailable: not built into this library");
+  EXPECT_FALSE(HasThreadNamed("jp-watchdog"));
 }
 
 void CountReport(const char*, void* arg) { ++*static_cast<std::atomic<int>*>(arg); }

@@ -75,6 +75,29 @@ TEST(MessageHistoryTest, PoolIsBoundedOldestFirst) {
   EXPECT_EQ(h.at(0).d.what, 20);
 }
 
+// The pool is reserved once but its entries are made as the window needs them (pages touched lazily),
+// and once all kCapacity exist it is a ring: ages evict, a full pool evicts the oldest, order holds.
+TEST(MessageHistoryTest, PoolEntriesGrowWithTheWindowThenRing) {
+  MessageHistory h;
+  h.SetWindow(1000 * kMs, 700 * kMs);
+  EXPECT_EQ(h.pool_entries(), 0u);
+  for (uint64_t i = 0; i < 30; ++i) h.Add(D(1000 + i * 1000, 1), nullptr);  // 30 fast runs, 1 s apart
+  EXPECT_EQ(h.size(), 2u);       // only the last two are within 1 s
+  EXPECT_EQ(h.pool_entries(), 30u);  // appended, none reused before the pool is full
+  EXPECT_EQ(h.at(1).d.start_ns, 30000 * kMs);
+  h.Clear();
+  EXPECT_EQ(h.pool_entries(), 0u);
+  h.SetWindow(1000000 * kMs, 700 * kMs);
+  for (uint64_t i = 0; i < 3 * MessageHistory::kCapacity + 7; ++i) {
+    h.Add(D(100000 + i * 100, 40, 1, static_cast<int>(i)), nullptr);
+  }
+  EXPECT_EQ(h.pool_entries(), MessageHistory::kCapacity);
+  ASSERT_EQ(h.size(), MessageHistory::kCapacity);
+  for (size_t i = 0; i < h.size(); ++i) {
+    ASSERT_EQ(h.at(i).d.what, static_cast<int>(2 * MessageHistory::kCapacity + 7 + i)) << i;
+  }
+}
+
 // A restart of the looper monitor clears the process-wide history in place (its pool is allocated once).
 TEST(MessageHistoryTest, ClearEmptiesTheWindowAndItsSamplesButKeepsTheWindowSize) {
   MessageHistory h;
