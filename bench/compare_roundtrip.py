@@ -8,6 +8,14 @@ and after a change); the medians over all 30 samples per variant are printed wit
 matter: RoundTrip/1 - RoundTrip/0 (the monitor) and RoundTrip/2 - RoundTrip/0 (the PLT detour alone).
 
     python3 bench/compare_roundtrip.py build/<dir>/bench/input_bench [build/<other>/bench/input_bench ...]
+
+--paired N: the figure of record instead. Runs RoundTripPaired (monitor on/off batches alternated in one
+process, median of 150 group differences) N times per binary, the binaries alternating, and prints every
+run's added_ns and off_ns, then per binary the median over the calm runs: this host has a second mode
+(another process on the core) in which off_ns rises above ~860 ns and added_ns by ~20 ns; such runs are
+listed but not judged (--calm-below sets the off_ns bound).
+
+    python3 bench/compare_roundtrip.py --paired 10 <before>/input_bench <after>/input_bench
 """
 import json
 import statistics
@@ -18,7 +26,7 @@ ROUNDS = 3
 
 
 def run(binary):
-    out = subprocess.run([binary, "--benchmark_filter=RoundTrip", "--benchmark_repetitions=10",
+    out = subprocess.run([binary, "--benchmark_filter=RoundTrip/", "--benchmark_repetitions=10",
                           "--benchmark_min_time=0.1", "--benchmark_enable_random_interleaving=true",
                           "--benchmark_format=json"], capture_output=True, text=True, check=True).stdout
     samples = {}
@@ -28,9 +36,46 @@ def run(binary):
     return samples
 
 
+def run_paired(binary):
+    out = subprocess.run([binary, "--benchmark_filter=RoundTripPaired", "--benchmark_format=json"],
+                         capture_output=True, text=True, check=True).stdout
+    b = json.loads(out)["benchmarks"][0]
+    if b.get("error_occurred"):
+        sys.exit("%s: %s" % (binary, b.get("error_message")))
+    return b["added_ns"], b["off_ns"]
+
+
+def main_paired(rounds, calm_below, binaries):
+    runs = {b: [] for b in binaries}
+    for r in range(rounds):
+        for b in binaries:
+            added, off = run_paired(b)
+            runs[b].append((added, off))
+            print("round %2d  %-48s added %6.1f ns  off %6.1f ns%s" %
+                  (r + 1, b, added, off, "" if off < calm_below else "  (high mode)"), flush=True)
+    for b in binaries:
+        calm = [a for a, off in runs[b] if off < calm_below]
+        every = " ".join("%.1f" % a for a, _ in runs[b])
+        print(b)
+        print("  every run: %s" % every)
+        if calm:
+            print("  calm runs (off < %.0f ns): %d, median added %.1f ns, min %.1f, max %.1f" %
+                  (calm_below, len(calm), statistics.median(calm), min(calm), max(calm)))
+        else:
+            print("  no calm run")
+
+
 def main(binaries):
     if not binaries:
         sys.exit(__doc__)
+    if binaries[0] == "--paired":
+        rounds = int(binaries[1])
+        rest = binaries[2:]
+        calm_below = 860.0
+        if rest and rest[0] == "--calm-below":
+            calm_below = float(rest[1])
+            rest = rest[2:]
+        return main_paired(rounds, calm_below, rest)
     acc = {b: {} for b in binaries}
     for _ in range(ROUNDS):
         for b in binaries:

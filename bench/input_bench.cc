@@ -4,13 +4,18 @@
 // are plain libc calls, as system_server's are. Same run, same socket, hooks off then on.
 #include <benchmark/benchmark.h>
 
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "hook/clock.h"
@@ -60,6 +65,50 @@ void RegisterInputOnly() {
     jp::hook::RegisterMonitorFactory(m, nullptr);
   }
 }
+
+// User-space cycles and instructions of this thread (perf_event_open, kernel excluded), read around the
+// paired benchmark's batches: the monitor's work is all in user space, and its in-situ cycles (the
+// syscalls' cache damage included) vary far less with the host's load than the wall time of a round trip
+// dominated by four syscalls; instructions are exact. Not available (no PMU in the VM, perf_event_paranoid):
+// ok() is false and the counters are left out.
+class UserCounters {
+ public:
+  UserCounters() {
+    cycles_fd_ = Open(PERF_COUNT_HW_CPU_CYCLES, -1);
+    if (cycles_fd_ >= 0) insns_fd_ = Open(PERF_COUNT_HW_INSTRUCTIONS, cycles_fd_);
+    if (ok()) ioctl(cycles_fd_, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
+  }
+  ~UserCounters() {
+    if (insns_fd_ >= 0) close(insns_fd_);
+    if (cycles_fd_ >= 0) close(cycles_fd_);
+  }
+  UserCounters(const UserCounters&) = delete;
+  UserCounters& operator=(const UserCounters&) = delete;
+  bool ok() const { return cycles_fd_ >= 0 && insns_fd_ >= 0; }
+  // {cycles, instructions} so far; zeros when !ok().
+  std::pair<uint64_t, uint64_t> Read() const {
+    struct {
+      uint64_t nr, cycles, insns;
+    } v{};
+    if (!ok() || read(cycles_fd_, &v, sizeof v) != static_cast<ssize_t>(sizeof v) || v.nr != 2) return {0, 0};
+    return {v.cycles, v.insns};
+  }
+
+ private:
+  static int Open(uint64_t config, int group) {
+    perf_event_attr a{};
+    a.type = PERF_TYPE_HARDWARE;
+    a.size = sizeof a;
+    a.config = config;
+    a.disabled = group < 0;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    a.read_format = PERF_FORMAT_GROUP;
+    return static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, group, 0));
+  }
+  int cycles_fd_ = -1;
+  int insns_fd_ = -1;
+};
 
 // One event's round trip with sequence number seq. The dispatcher's side is system_server's on a phone:
 // plain libc calls from here, not through the app's libinput.so, so only the app's read and FINISHED go
@@ -119,43 +168,68 @@ void RoundTripPaired(benchmark::State& state) {
   EventPackets p = MakeEventPackets();
   std::vector<uint8_t> in(jpfx_message_size(kApi));
   uint32_t seq = 0;
+  UserCounters counters;
+  struct Sample {
+    double ns, cycles, insns;
+  };
   auto batch = [&] {
+    const auto c0 = counters.Read();
     const uint64_t t0 = jp::hook::MonotonicNs();
     for (int i = 0; i < kBatch; ++i) OneRoundTrip(p, ++seq, app, disp, in);
-    return static_cast<double>(jp::hook::MonotonicNs() - t0) / kBatch;
+    const uint64_t t1 = jp::hook::MonotonicNs();
+    const auto c1 = counters.Read();
+    return Sample{static_cast<double>(t1 - t0) / kBatch, static_cast<double>(c1.first - c0.first) / kBatch,
+                  static_cast<double>(c1.second - c0.second) / kBatch};
   };
   bool on = true, failed = false;
   auto set = [&](bool want) {
     if (want != on && jankprobe_configure(want ? kInputOn : kInputOff) != JANKPROBE_OK) failed = true;
     on = want;
   };
-  std::vector<double> diffs;
+  std::vector<double> diffs, cycle_diffs, insn_diffs;
   double on_sum = 0, off_sum = 0;
   for (auto _ : state) {
     diffs.clear();
+    cycle_diffs.clear();
+    insn_diffs.clear();
     on_sum = off_sum = 0;
     batch();  // warm-up with the monitor on
     for (int g = 0; g < kGroups && !failed; ++g) {
-      double d = 0;
+      double d = 0, dc = 0, di = 0;
       for (const bool want : {true, false, false, true}) {
         set(want);
-        const double ns = batch();
-        d += want ? ns / 2 : -ns / 2;
-        (want ? on_sum : off_sum) += ns / 2;
+        const Sample s = batch();
+        const double sign = want ? 0.5 : -0.5;
+        d += sign * s.ns;
+        dc += sign * s.cycles;
+        di += sign * s.insns;
+        (want ? on_sum : off_sum) += s.ns / 2;
       }
       diffs.push_back(d);
+      cycle_diffs.push_back(dc);
+      insn_diffs.push_back(di);
     }
   }
   jpfx_channel_close(ch);
   jankprobe_stop();
   if (failed || diffs.empty()) return state.SkipWithError("jankprobe_configure failed");
-  std::sort(diffs.begin(), diffs.end());
-  auto q = [&](double f) { return diffs[static_cast<size_t>(f * static_cast<double>(diffs.size() - 1))]; };
-  state.counters["added_ns"] = q(0.5);
-  state.counters["added_q1"] = q(0.25);
-  state.counters["added_q3"] = q(0.75);
+  auto q = [](std::vector<double>& v, double f) {
+    std::sort(v.begin(), v.end());
+    return v[static_cast<size_t>(f * static_cast<double>(v.size() - 1))];
+  };
+  state.counters["added_ns"] = q(diffs, 0.5);
+  state.counters["added_q1"] = q(diffs, 0.25);
+  state.counters["added_q3"] = q(diffs, 0.75);
   state.counters["off_ns"] = off_sum / static_cast<double>(diffs.size());
   state.counters["on_ns"] = on_sum / static_cast<double>(diffs.size());
+  // The same median for user-space cycles and instructions per round trip (the app's side and the
+  // dispatcher's together; the dispatcher's are the same on and off).
+  if (counters.ok()) {
+    state.counters["added_ucycles"] = q(cycle_diffs, 0.5);
+    state.counters["added_uinsns"] = q(insn_diffs, 0.5);
+  } else {
+    state.SetLabel("no user-space PMU counters here");
+  }
 }
 BENCHMARK(RoundTripPaired)->Iterations(1)->Unit(benchmark::kMillisecond);
 
@@ -176,12 +250,20 @@ void TrackerOnly(benchmark::State& state) {
   const int fd = 1000;  // never read: the tracker only keys on it
   uint32_t seq = 0;
   const uint64_t finished_before = tracker.counters().events_finished;
+  UserCounters counters;
+  const auto c0 = counters.Read();
   for (auto _ : state) {
     ++seq;
     std::memcpy(motion.data() + 4, &seq, 4);
     std::memcpy(finished + 4, &seq, 4);
     tracker.OnReceived(fd, motion.data(), static_cast<ssize_t>(motion.size()), capacity);
     tracker.OnSent(fd, finished, sizeof p.finished);
+  }
+  const auto c1 = counters.Read();
+  if (counters.ok()) {
+    const double n = static_cast<double>(state.iterations());
+    state.counters["ucycles"] = static_cast<double>(c1.first - c0.first) / n;
+    state.counters["uinsns"] = static_cast<double>(c1.second - c0.second) / n;
   }
   if (tracker.counters().events_finished - finished_before != static_cast<uint64_t>(state.iterations())) {
     state.SkipWithError("not every event was matched and finished");

@@ -80,8 +80,12 @@ bool ValidateHeader(const layout::Header& h, uint64_t size, layout::RegionLayout
     return false;
   }
   if (h.version != layout::kVersion) {
+    // An older jankprobe's file must not be misread: its records' checksums (and possibly more) follow
+    // other rules, so even intact records would look torn, or worse, damaged ones intact.
     *error = "timeline format version " + std::to_string(h.version) + ", this build reads version " +
-             std::to_string(layout::kVersion);
+             std::to_string(layout::kVersion) +
+             (h.version < layout::kVersion ? " (written by an older jankprobe; its records are not read)"
+                                           : " (written by a newer jankprobe; its records are not read)");
     return false;
   }
   if (h.header_size != sizeof(layout::Header) || h.record_size != sizeof(layout::Record)) {

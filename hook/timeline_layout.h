@@ -15,7 +15,8 @@
 namespace jp::hook::layout {
 
 constexpr char kMagic[8] = {'J', 'P', 'T', 'L', 'R', 'I', 'N', 'G'};
-constexpr uint32_t kVersion = 4;  // 4: checksum = payload hash finished with the ticket
+constexpr uint32_t kVersion = 5;  // 5: add-rotate-xor payload check + one multiply, ticket xored in last
+                                  // 4: ten-multiply checksum, payload hash finished with the ticket
 
 // One event, 80 bytes. Every field is a u64 so a reader can copy a record word by word with relaxed atomic
 // loads (a seqlock reader must not use plain loads on data a writer may be changing). Four arguments are
@@ -93,32 +94,39 @@ bool ComputeLayout(uint32_t capacity, uint32_t intern_slots, uint32_t arena_byte
                    std::string* error);
 
 // 32-bit check over a record's payload and its ticket, stored in the commit. It is what tells a recovered
-// record from a torn one (killed mid-write, or damaged on disk). It is a multiply-mix over whole words
-// rather than FNV/CRC over bytes: it has to fit the ~10 ns append budget, and the eight products are
-// independent so they overlap in the pipeline. It comes in two steps because the append computes the
-// payload hash before it has a ticket (that work then overlaps the locked instruction that takes the
-// ticket) and mixes the ticket in after; the ticket is what makes a previous lap's record in the same
-// slot fail the check.
+// record from a torn one (killed mid-write, or damaged on disk) and from a stale one (an older lap's data
+// under a newer ticket). It sits on the hot path of every monitor's append (the input proxies wait for it
+// between two syscalls), so it is cheap by construction rather than a general-purpose hash:
+// - payload: each word xored with its own constant and rotated by its own amount; the words are folded
+//   into x with xor inside two-word lanes and additions between lanes (the carries keep x from being
+//   linear over GF(2)), then one multiply by an odd constant and a fold of the high half onto the low one.
+//   Each step is a bijection in any single word, so a change confined to one word always changes x; x *
+//   odd is a bijection too, and a change of x's high half always changes the folded value (one of the
+//   low half with the usual 2^-32 chance). Inside a lane the two words are 9 bits of rotation apart
+//   (coprime with 64), so the same damage to both words cannot cancel out. Version 4's eight multiplies
+//   plus two after the ticket cost ~7 ns of the input round trip; this is ~20 one-cycle operations and
+//   one multiply.
+// - ticket: xored in last, as its low 32 bits. Computed before the ticket is known, the payload part
+//   overlaps the locked instruction that hands the ticket out; after it only one xor is left. Two tickets
+//   less than 2^32 apart (a stale record is a whole number of laps off, a lap is at most 2^20) always give
+//   different checks for the same payload: stale records are caught with certainty, not by chance.
+// It comes in two steps (PayloadHash, then FinishChecksum with the ticket) for that reason.
+inline uint64_t RotateLeft(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }  // r in 1..63
+
 inline uint64_t PayloadHash(uint64_t ts_ns, uint64_t dur_ns, const uint64_t (&v)[4], uint64_t ids,
                             uint64_t arg_words) {
-  uint64_t a = (ts_ns + 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
-  uint64_t b = (dur_ns + 0xD6E8FEB86659FD93ull) * 0x94D049BB133111EBull;
-  uint64_t c = (v[0] + 0xA0761D6478BD642Full) * 0xE7037ED1A0B428DBull;
-  uint64_t d = (v[1] + 0x8EBC6AF09C88C6E3ull) * 0x589965CC75374CC3ull;
-  uint64_t c2 = (v[2] + 0x1B873593CC9E2D51ull) * 0x85EBCA77C2B2AE63ull;
-  uint64_t d2 = (v[3] + 0x27D4EB2F165667C5ull) * 0xC2B2AE3D27D4EB4Full;
-  uint64_t e = (ids + 0x3C6EF372FE94F82Bull) * 0x1D8E4E27C47D124Full;
-  uint64_t f = (arg_words + 0x2545F4914F6CDD1Dull) * 0xFF51AFD7ED558CCDull;
-  return a ^ ((b << 17) | (b >> 47)) ^ ((c << 31) | (c >> 33)) ^ ((d << 43) | (d >> 21)) ^ e ^
-         ((f << 7) | (f >> 57)) ^ ((c2 << 11) | (c2 >> 53)) ^ ((d2 << 53) | (d2 >> 11));
+  // Constants below 2^31: an xor with a sign-extended immediate on x86_64, no 64-bit constant load. They
+  // let all-zero words (unset arguments) still feed bits into the carries between lanes.
+  const uint64_t a = (ts_ns ^ 0x2545F491ull) ^ RotateLeft(dur_ns ^ 0x4F6CDD1Dull, 9);
+  const uint64_t b = RotateLeft(v[0] ^ 0x1B873593ull, 18) ^ RotateLeft(v[1] ^ 0x27D4EB2Full, 27);
+  const uint64_t c = RotateLeft(v[2] ^ 0x165667C5ull, 36) ^ RotateLeft(v[3] ^ 0x3C6EF372ull, 45);
+  const uint64_t d = RotateLeft(ids ^ 0x7F4A7C15ull, 54) ^ RotateLeft(arg_words ^ 0x61C88647ull, 63);
+  const uint64_t h = ((a + b) ^ (c + d)) * 0x9E6C63D0676A9A99ull;
+  return static_cast<uint32_t>(h ^ (h >> 32));
 }
 
 inline uint32_t FinishChecksum(uint64_t payload_hash, uint64_t ticket) {
-  uint64_t h = payload_hash ^ ((ticket + 0x632BE59BD9B4E019ull) * 0x9E6C63D0676A9A99ull);
-  h ^= h >> 32;
-  h *= 0xC4CEB9FE1A85EC53ull;
-  h ^= h >> 29;
-  return static_cast<uint32_t>(h);
+  return static_cast<uint32_t>(payload_hash ^ ticket);
 }
 
 inline uint32_t RecordChecksum(uint64_t ticket, uint64_t ts_ns, uint64_t dur_ns, const uint64_t (&v)[4],

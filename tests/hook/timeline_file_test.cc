@@ -236,6 +236,45 @@ TEST(TimelineFile, CorruptHeadersAreRejectedWithReasons) {
   ExpectRejectedAndReplaced(path, "too small");
 }
 
+// A file of an older format (version 4 had another record checksum) is rejected with a reason that says
+// so, never read with this build's rules, and replaced by a working timeline.
+TEST(TimelineFile, OlderFormatIsRejectedNotMisread) {
+  TempDir dir;
+  const std::string path = dir.File("timeline.bin");
+  WriteValidFile(path, 10);
+  std::vector<char> b = ReadBytes(path);
+  ASSERT_EQ(layout::kVersion, 5u) << "update this test's expectations with the format";
+  Poke<uint32_t>(&b, offsetof(layout::Header, version), 4);
+  WriteBytes(path, b);
+  ExpectRejectedAndReplaced(path, "timeline format version 4, this build reads version 5 (written by an older");
+}
+
+// An older lap's record under a newer ticket of the same slot, still inside the ring's window: only the
+// ticket in the checksum tells it apart (its payload is intact), and it does for every lap distance.
+TEST(TimelineFile, StaleRecordUnderANewerTicketIsTorn) {
+  TempDir dir;
+  const std::string path = dir.File("timeline.bin");
+  WriteValidFile(path, 10);  // capacity 64: tickets 0..9 in slots 0..9
+  const std::vector<char> good = ReadBytes(path);
+  layout::Header h;
+  memcpy(&h, good.data(), sizeof h);
+  ASSERT_EQ(h.capacity, 64u);
+  for (uint64_t laps = 1; laps <= 4; ++laps) {
+    std::vector<char> b = good;
+    const uint64_t stale = 3 + laps * 64;  // slot 3's ticket `laps` laps on
+    Poke<uint64_t>(&b, offsetof(layout::Header, head), stale + 1);
+    Poke<uint64_t>(&b, h.ring_offset + 3 * sizeof(layout::Record) + offsetof(layout::Record, seq), 2 * stale + 2);
+    WriteBytes(path, b);
+    RecoveredTimeline r = RecoverPrevious(path);
+    ASSERT_TRUE(r.valid) << r.error;
+    EXPECT_EQ(r.torn, 1u) << laps << " laps";
+    for (const Event& e : r.events) {
+      EXPECT_NE(e.ticket, stale);
+      EXPECT_TRUE(Intact(e));
+    }
+  }
+}
+
 TEST(TimelineFile, DamagedRecordsAreTornOthersRecovered) {
   TempDir dir;
   const std::string path = dir.File("timeline.bin");

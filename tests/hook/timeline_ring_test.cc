@@ -153,6 +153,42 @@ TEST(TimelineRing, CorruptedSlotIsCountedTornNotReturned) {
   }
 }
 
+// What the checksum guarantees, not just makes likely: a change confined to one payload word is always
+// caught (every bit of every word, here), and so is the same damage to both words of one of its two-word
+// lanes (ts/dur, arg 0/1, arg 2/3, ids/keys), which a plain xor of the words would miss.
+TEST(TimelineRing, EverySingleWordAndSameLaneDamageIsTorn) {
+  auto t = MakeTimeline(16);
+  for (uint64_t i = 0; i < 10; ++i) t->Append(Pattern(1, i));
+  layout::Record& r = RingOf(*t)[5];
+  uint64_t* words[8] = {&r.ts_ns, &r.dur_ns, &r.arg_value[0], &r.arg_value[1],
+                        &r.arg_value[2], &r.arg_value[3], &r.ids, &r.keys};
+  auto expect_torn = [&](const char* what, int word, uint64_t damage) {
+    TimelineRead read = t->Snapshot();
+    EXPECT_EQ(read.torn, 1u) << what << " word " << word << " damage " << std::hex << damage;
+    EXPECT_EQ(read.events.size(), 9u);
+  };
+  for (int w = 0; w < 8; ++w) {
+    for (int bit = 0; bit < 64; ++bit) {
+      *words[w] ^= uint64_t{1} << bit;
+      expect_torn("one bit of", w, uint64_t{1} << bit);
+      *words[w] ^= uint64_t{1} << bit;
+    }
+  }
+  for (int lane = 0; lane < 4; ++lane) {
+    for (int byte = 0; byte < 8; ++byte) {
+      for (const uint64_t value : {0x01ull, 0x80ull, 0xFFull, 0x5Aull}) {
+        const uint64_t damage = value << (8 * byte);
+        *words[2 * lane] ^= damage;
+        *words[2 * lane + 1] ^= damage;
+        expect_torn("same damage to lane", lane, damage);
+        *words[2 * lane] ^= damage;
+        *words[2 * lane + 1] ^= damage;
+      }
+    }
+  }
+  EXPECT_EQ(t->Snapshot().torn, 0u);  // restored
+}
+
 TEST(TimelineRing, ReadStopsBeforeAnUncommittedTicket) {
   auto t = MakeTimeline(16);
   for (uint64_t i = 0; i < 10; ++i) t->Append(Pattern(1, i));
