@@ -102,6 +102,8 @@ void ResolveQueue(JNIEnv* env) {
   g_queue.why = r.why();
 }
 
+bool RegisterIdleNatives(JNIEnv* env, std::string* why);
+
 void ResolveIdle(JNIEnv* env) {
   if (!g_queue.ok) {
     g_idle.why = g_queue.why;
@@ -110,11 +112,15 @@ void ResolveIdle(JNIEnv* env) {
   Resolver r(env);
   g_idle.idle_handlers = r.Field(g_queue.message_queue, "MessageQueue", "mIdleHandlers", "Ljava/util/ArrayList;");
   g_idle.timing_list = r.Class("com/jankprobe/TimingIdleHandlerList");
+  // The natives before any member lookup: GetMethodID initialises the class, and its static initialiser
+  // takes the shared words from nativeWords (unregistered, it would fall back to private words for good).
+  std::string natives_why;
+  const bool natives = g_idle.timing_list && RegisterIdleNatives(env, &natives_why);
   g_idle.timing_list_ctor = r.Method(g_idle.timing_list, "TimingIdleHandlerList", "<init>", "(Ljava/util/Collection;)V");
   g_idle.timing_list_unwrapped =
       r.Method(g_idle.timing_list, "TimingIdleHandlerList", "unwrapped", "()Ljava/util/ArrayList;");
-  g_idle.ok = r.ok();
-  g_idle.why = r.why();
+  g_idle.ok = r.ok() && natives;
+  g_idle.why = r.ok() ? natives_why : r.why();
 }
 
 void ResolveBarrier(JNIEnv* env) {
@@ -331,8 +337,7 @@ void Resolve(Set set, std::atomic<bool>* done) {
   switch (set) {
     case Set::kQueue: break;
     case Set::kIdle:
-      ResolveIdle(env);
-      if (g_idle.ok) RegisterIdleNatives(env, nullptr);
+      ResolveIdle(env);  // registers the natives too
       break;
     case Set::kBarrier: ResolveBarrier(env); break;
     case Set::kLooper:

@@ -81,6 +81,109 @@ TEST_F(IdleJvmTest, ShortHandlersShareOneDeadlinePerLagPeriod) {
   EXPECT_LT(arms, calls) << "one deadline per call";
 }
 
+constexpr const char* kScenarios = "com.example.app.IdleScenarios";
+
+// "membarrier" when the watchdog's side of the Dekker pair with the Java wrapper is a membarrier (Java
+// then skips the native arm while a deadline covers its calls), "full" otherwise.
+std::string IdleFence() {
+  rapidjson::Document d;
+  d.Parse(CallString("status").c_str());
+  if (d.HasParseError() || !d.HasMember("monitors")) return "unparsable status";
+  const auto& details = d["monitors"]["idle"]["details"];
+  return details.HasMember("fence") ? details["fence"].GetString() : "no fence entry";
+}
+
+// The wrapper's steady state is one native call per handler call: it writes the start into the shared
+// word and calls nativeArm only when no armed deadline covers it, which a stream of short calls finds about
+// once per lag period. Without the membarrier every call must take the native arm (its real fence).
+TEST_F(IdleJvmTest, WrapperCallsTheNativeArmOnlyWhenNoDeadlineCoversItsCall) {
+  constexpr int kCalls = 20000;
+  const uint64_t calls0 = IdleDetail("calls"), arm0 = IdleDetail("arm_calls"), arms0 = IdleDetail("deadline_arms");
+  ASSERT_NE(arm0, UINT64_MAX) << CallString("status");
+  const auto t0 = std::chrono::steady_clock::now();
+  JavaResult r = Jvm()->CallStatic(kScenarios, "callsOnMain", "(I)I", {I(kCalls)});
+  const double elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(r.ok) << r.why;
+  ASSERT_EQ(r.value.i, kCalls);
+  const uint64_t calls = IdleDetail("calls") - calls0, arm_calls = IdleDetail("arm_calls") - arm0;
+  const uint64_t arms = IdleDetail("deadline_arms") - arms0;
+  EXPECT_GE(calls, static_cast<uint64_t>(kCalls)) << "every wrapped call is recorded";
+  const std::string fence = IdleFence();
+  if (fence == "membarrier") {
+    // A deadline fires about once per lag period; each fire lets at most the call or two starting right
+    // then find `covered` down. Plus the first call, if nothing was armed.
+    const uint64_t periods = 2 + static_cast<uint64_t>(elapsed_ms / kLagMs);
+    EXPECT_LE(arm_calls, 2 * periods) << calls << " calls in " << elapsed_ms << " ms, " << arms << " deadline arms";
+    EXPECT_LE(arms, periods);
+  } else {
+    ASSERT_EQ(fence, "full");
+    EXPECT_GE(arm_calls, static_cast<uint64_t>(kCalls)) << "without membarrier every call needs the native fence";
+  }
+}
+
+// A slow call that starts right behind a short one finds the deadline the short one armed (or found) and
+// makes no native call before its handler runs; the deadline, due at the short call's lag point, must find
+// the slow call running, re-arm for its lag point and capture its stack there.
+TEST_F(IdleJvmTest, SlowCallBehindAShortOneIsCaughtWithItsStack) {
+  constexpr int kSleepMs = 3 * kLagMs;
+  const auto t0 = std::chrono::steady_clock::now();
+  JavaResult r = Jvm()->CallStatic(kScenarios, "shortThenSlowOnMain", "(J)I", {J(kSleepMs)});
+  ASSERT_TRUE(r.ok) << r.why;
+  ASSERT_EQ(r.value.i, 1);
+  const std::string json = AwaitReport("idle_lag", "BehindShortHandler", 5000);
+  ASSERT_FALSE(json.empty()) << "no idle_lag report; status: " << CallString("status");
+  const double waited_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  rapidjson::Document d = Parse(json);
+  EXPECT_GE(d["dur_ms"].GetDouble(), kSleepMs);
+  EXPECT_LE(d["dur_ms"].GetDouble(), waited_ms);
+  ASSERT_TRUE(d.HasMember("stack")) << json;
+  EXPECT_TRUE(d["stack_captured_while_stuck"].GetBool());
+  bool has_method = false;
+  for (const auto& f : d["stack"].GetArray()) {
+    has_method |= std::string(f["frame"].GetString()).find("BehindShortHandler.stuckBehindAShortCall") !=
+                  std::string::npos;
+  }
+  EXPECT_TRUE(has_method) << json;
+}
+
+// Switching the monitor off and on while the main thread streams wrapped calls: every switch completes (the
+// drain waits only for calls inside the native code), the calls keep running, and afterwards the deadline
+// bookkeeping is sound: a slow call is still caught with its stack (a `covered` word left up by a stop
+// would make every later wrapper skip arming, and no deadline would ever fire again).
+TEST_F(IdleJvmTest, SwitchingOffAndOnWhileCallsStreamKeepsSlowCallsCaught) {
+  constexpr int kStreamMs = 600;
+  const std::string off = R"({"input":{"enabled":false},"looper":{"enabled":false},"barrier":{"enabled":false},)"
+                          R"("idle":{"enabled":false,"lag_ms":150}})";
+  ASSERT_TRUE(Jvm()->CallStatic(kScenarios, "startStream", "(J)V", {J(kStreamMs)}).ok);
+  int switches = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(kStreamMs)) {
+    ASSERT_EQ(Configure(off), 0) << CallString("status");
+    ASSERT_EQ(IdleState(), "off");
+    ASSERT_EQ(Configure(kConfig), 0) << CallString("status");
+    ASSERT_EQ(IdleState(), "on");
+    ++switches;
+  }
+  JavaResult streamed = Jvm()->CallStatic(kScenarios, "awaitStream", "(J)I", {J(10000)});
+  ASSERT_TRUE(streamed.ok) << streamed.why;
+  EXPECT_GT(streamed.value.i, 0) << "the main thread's wrapped calls stalled";
+  EXPECT_GE(switches, 3);
+
+  constexpr int kSleepMs = 3 * kLagMs;
+  const auto t1 = std::chrono::steady_clock::now();
+  JavaResult r = Jvm()->CallStatic(kScenarios, "slowOnMain", "(J)I", {J(kSleepMs)});
+  ASSERT_TRUE(r.ok) << r.why;
+  ASSERT_EQ(r.value.i, 1);
+  const std::string json = AwaitReport("idle_lag", "AfterTogglingHandler", 5000);
+  ASSERT_FALSE(json.empty()) << "no idle_lag report after " << switches << " switches; status: " << CallString("status");
+  const double waited_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+  rapidjson::Document d = Parse(json);
+  EXPECT_GE(d["dur_ms"].GetDouble(), kSleepMs);
+  EXPECT_LE(d["dur_ms"].GetDouble(), waited_ms);
+  EXPECT_TRUE(d.HasMember("stack") && d["stack_captured_while_stuck"].GetBool()) << json;
+  EXPECT_NE(json.find("AfterTogglingHandler.stuckAfterToggling"), std::string::npos) << json;
+}
+
 TEST_F(IdleJvmTest, SlowHandlerIsReportedWithItsOwnStack) {
   constexpr int kSleepMs = 450;
   const auto t0 = std::chrono::steady_clock::now();
