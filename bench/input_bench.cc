@@ -12,8 +12,10 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -70,34 +72,52 @@ void RegisterInputOnly() {
 // paired benchmark's batches: the monitor's work is all in user space, and its in-situ cycles (the
 // syscalls' cache damage included) vary far less with the host's load than the wall time of a round trip
 // dominated by four syscalls; instructions are exact. Not available (no PMU in the VM, perf_event_paranoid):
-// ok() is false and the counters are left out.
+// ok() is false and the counters are left out. JP_BENCH_PMU=l1i_misses|l1d_misses|branch_misses|
+// frontend_stalls counts that instead of instructions (counter added_u<name>): how the L1i misses of the
+// hot path were found (input/hot_path.h).
 class UserCounters {
  public:
   UserCounters() {
-    cycles_fd_ = Open(PERF_COUNT_HW_CPU_CYCLES, -1);
-    if (cycles_fd_ >= 0) insns_fd_ = Open(PERF_COUNT_HW_INSTRUCTIONS, cycles_fd_);
+    const char* env = getenv("JP_BENCH_PMU");
+    const std::string second = env ? env : "insns";
+    constexpr uint64_t kReadMiss = (PERF_COUNT_HW_CACHE_OP_READ << 8) | (PERF_COUNT_HW_CACHE_RESULT_MISS << 16);
+    cycles_fd_ = Open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, -1);
+    if (cycles_fd_ < 0) return;
+    if (second == "l1i_misses") {
+      second_fd_ = Open(PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_L1I | kReadMiss, cycles_fd_);
+    } else if (second == "l1d_misses") {
+      second_fd_ = Open(PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_L1D | kReadMiss, cycles_fd_);
+    } else if (second == "branch_misses") {
+      second_fd_ = Open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, cycles_fd_);
+    } else if (second == "frontend_stalls") {
+      second_fd_ = Open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND, cycles_fd_);
+    } else {
+      second_fd_ = Open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, cycles_fd_);
+    }
+    second_name_ = second_fd_ >= 0 && env ? second : "insns";
     if (ok()) ioctl(cycles_fd_, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
   }
   ~UserCounters() {
-    if (insns_fd_ >= 0) close(insns_fd_);
+    if (second_fd_ >= 0) close(second_fd_);
     if (cycles_fd_ >= 0) close(cycles_fd_);
   }
   UserCounters(const UserCounters&) = delete;
   UserCounters& operator=(const UserCounters&) = delete;
-  bool ok() const { return cycles_fd_ >= 0 && insns_fd_ >= 0; }
-  // {cycles, instructions} so far; zeros when !ok().
+  bool ok() const { return cycles_fd_ >= 0 && second_fd_ >= 0; }
+  const std::string& second_name() const { return second_name_; }
+  // {cycles, second event} so far; zeros when !ok().
   std::pair<uint64_t, uint64_t> Read() const {
     struct {
-      uint64_t nr, cycles, insns;
+      uint64_t nr, cycles, second;
     } v{};
     if (!ok() || read(cycles_fd_, &v, sizeof v) != static_cast<ssize_t>(sizeof v) || v.nr != 2) return {0, 0};
-    return {v.cycles, v.insns};
+    return {v.cycles, v.second};
   }
 
  private:
-  static int Open(uint64_t config, int group) {
+  static int Open(uint32_t type, uint64_t config, int group) {
     perf_event_attr a{};
-    a.type = PERF_TYPE_HARDWARE;
+    a.type = type;
     a.size = sizeof a;
     a.config = config;
     a.disabled = group < 0;
@@ -107,7 +127,8 @@ class UserCounters {
     return static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, group, 0));
   }
   int cycles_fd_ = -1;
-  int insns_fd_ = -1;
+  int second_fd_ = -1;
+  std::string second_name_;
 };
 
 // One event's round trip with sequence number seq. The dispatcher's side is system_server's on a phone:
@@ -186,12 +207,12 @@ void RoundTripPaired(benchmark::State& state) {
     if (want != on && jankprobe_configure(want ? kInputOn : kInputOff) != JANKPROBE_OK) failed = true;
     on = want;
   };
-  std::vector<double> diffs, cycle_diffs, insn_diffs;
+  std::vector<double> diffs, cycle_diffs, second_diffs;
   double on_sum = 0, off_sum = 0;
   for (auto _ : state) {
     diffs.clear();
     cycle_diffs.clear();
-    insn_diffs.clear();
+    second_diffs.clear();
     on_sum = off_sum = 0;
     batch();  // warm-up with the monitor on
     for (int g = 0; g < kGroups && !failed; ++g) {
@@ -207,7 +228,7 @@ void RoundTripPaired(benchmark::State& state) {
       }
       diffs.push_back(d);
       cycle_diffs.push_back(dc);
-      insn_diffs.push_back(di);
+      second_diffs.push_back(di);
     }
   }
   jpfx_channel_close(ch);
@@ -226,7 +247,7 @@ void RoundTripPaired(benchmark::State& state) {
   // dispatcher's together; the dispatcher's are the same on and off).
   if (counters.ok()) {
     state.counters["added_ucycles"] = q(cycle_diffs, 0.5);
-    state.counters["added_uinsns"] = q(insn_diffs, 0.5);
+    state.counters["added_u" + counters.second_name()] = q(second_diffs, 0.5);
   } else {
     state.SetLabel("no user-space PMU counters here");
   }
@@ -263,7 +284,7 @@ void TrackerOnly(benchmark::State& state) {
   if (counters.ok()) {
     const double n = static_cast<double>(state.iterations());
     state.counters["ucycles"] = static_cast<double>(c1.first - c0.first) / n;
-    state.counters["uinsns"] = static_cast<double>(c1.second - c0.second) / n;
+    state.counters["u" + counters.second_name()] = static_cast<double>(c1.second - c0.second) / n;
   }
   if (tracker.counters().events_finished - finished_before != static_cast<uint64_t>(state.iterations())) {
     state.SkipWithError("not every event was matched and finished");

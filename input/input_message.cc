@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "input/hot_path.h"
+
 namespace jp::input {
 namespace {
 
@@ -45,7 +47,7 @@ const char* VerdictName(Verdict verdict) {
   return "?";
 }
 
-int ActionIndex(EventType type, int32_t action) {
+JP_INPUT_HOT int ActionIndex(EventType type, int32_t action) {
   if (type == EventType::kKey) return action >= 0 && action <= 2 ? action : -1;
   // Motion: masked action in bits 0-7, pointer index in bits 8-15, nothing above.
   if (action < 0 || (action & ~0xFFFF) != 0) return -1;
@@ -59,7 +61,7 @@ const char* ActionNameByIndex(int index) {
 
 const char* ActionName(EventType type, int32_t action) { return ActionNameByIndex(ActionIndex(type, action)); }
 
-Verdict DecodeReceived(const Layout& l, const void* packet, size_t n, ReceivedEvent* out) {
+JP_INPUT_HOT Verdict DecodeReceived(const Layout& l, const void* packet, size_t n, ReceivedEvent* out) {
   if (packet == nullptr || n < kHeaderSize) return Verdict::kShort;
   const uint8_t* p = static_cast<const uint8_t*>(packet);
   const uint32_t type = U32(p, 0);
@@ -90,7 +92,7 @@ Verdict DecodeReceived(const Layout& l, const void* packet, size_t n, ReceivedEv
   return Verdict::kOk;
 }
 
-Verdict DecodeSent(const Layout& l, const void* packet, size_t n, FinishedSignal* out) {
+JP_INPUT_HOT Verdict DecodeSent(const Layout& l, const void* packet, size_t n, FinishedSignal* out) {
   if (packet == nullptr || n < kHeaderSize) return Verdict::kShort;
   const uint8_t* p = static_cast<const uint8_t*>(packet);
   const uint32_t type = U32(p, 0);

@@ -9,10 +9,11 @@
 #include <new>
 
 #include "hook/clock.h"
+#include "input/hot_path.h"
 
 namespace jp::input {
 
-uint32_t CachedTid() noexcept {
+JP_INPUT_HOT uint32_t CachedTid() noexcept {
 #if defined(__BIONIC__)
   return static_cast<uint32_t>(gettid());  // bionic reads it from the thread's own struct
 #else
@@ -117,12 +118,16 @@ bool InputTracker::DecodeReportId(uint64_t id, int* index, uint32_t* generation)
   return *index < PendingEvents::kSlots;
 }
 
-void InputTracker::LowerDeadline(uint64_t due) noexcept {
+JP_INPUT_HOT void InputTracker::LowerDeadline(uint64_t due) noexcept {
   // The caller published a pending slot (or, on the watchdog, reset armed_due_ns_ and ran the heavy
   // fence): this fence pairs with that one, so either the deadline's callback sees the slot in its scan
   // or we see that no deadline covers it and arm one.
   fence_.Light();
-  uint64_t armed = armed_due_ns_.load(std::memory_order_relaxed);
+  const uint64_t armed = armed_due_ns_.load(std::memory_order_relaxed);
+  if (armed > due) ArmEarlier(armed, due);
+}
+
+JP_INPUT_COLD void InputTracker::ArmEarlier(uint64_t armed, uint64_t due) noexcept {
   while (armed > due) {
     if (!armed_due_ns_.compare_exchange_weak(armed, due, std::memory_order_relaxed)) continue;
     const ErrnoKeeper keep_errno;
@@ -139,7 +144,7 @@ void InputTracker::LowerDeadline(uint64_t due) noexcept {
   }
 }
 
-void InputTracker::OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
+JP_INPUT_HOT void InputTracker::OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
   if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return;
   const uint32_t tid = CachedTid();
   const hook::InFlightGate::Pass pass = gate_.Enter(tid, enabled_);
@@ -147,24 +152,28 @@ void InputTracker::OnReceived(int fd, const void* buf, ssize_t n, size_t capacit
   gate_.Leave(pass);
 }
 
-void InputTracker::Received(bool owner, uint32_t tid, int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
+JP_INPUT_HOT void InputTracker::Received(bool owner, uint32_t tid, int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
   if (layout_ == nullptr) {
     ReceivedFdMode(owner, tid, fd);
     return;
   }
   ReceivedEvent ev;
   const Verdict v = DecodeReceived(*layout_, buf, static_cast<size_t>(n), &ev);
-  if (v != Verdict::kOk) {
-    rejected_received_[static_cast<int>(v)].Add(owner);
-    // Only a read of exactly an InputMessage is a channel read whose layout may be unknown to us;
-    // other traffic of the library is just counted.
-    if (v != Verdict::kOtherType && IsInputMessageCapacity(capacity) && channels_.NoteInvalid(fd)) {
-      ReceivedFdMode(owner, tid, fd);
-    }
+  if (__builtin_expect(v != Verdict::kOk, 0)) {
+    RejectReceived(owner, tid, fd, v, capacity);
     return;
   }
   channels_.NoteValid(fd);
   Track(owner, tid, fd, &ev);
+}
+
+JP_INPUT_COLD void InputTracker::RejectReceived(bool owner, uint32_t tid, int fd, Verdict v, size_t capacity) noexcept {
+  rejected_received_[static_cast<int>(v)].Add(owner);
+  // Only a read of exactly an InputMessage is a channel read whose layout may be unknown to us;
+  // other traffic of the library is just counted.
+  if (v != Verdict::kOtherType && IsInputMessageCapacity(capacity) && channels_.NoteInvalid(fd)) {
+    ReceivedFdMode(owner, tid, fd);
+  }
 }
 
 void InputTracker::ReceivedFdMode(bool owner, uint32_t tid, int fd) noexcept {
@@ -173,10 +182,10 @@ void InputTracker::ReceivedFdMode(bool owner, uint32_t tid, int fd) noexcept {
   Track(owner, tid, fd, nullptr);
 }
 
-void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev) noexcept {
+JP_INPUT_HOT void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev) noexcept {
   const uint64_t now = hook::ProcessEventClock().NowNs();
   const int index = pending_.Claim(owner, fd);
-  if (index < 0) {
+  if (__builtin_expect(index < 0, 0)) {
     table_full_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -196,7 +205,7 @@ void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* 
   LowerDeadline(now + lag_ns_.load(std::memory_order_relaxed));
 }
 
-void InputTracker::OnSent(int fd, const void* buf, ssize_t n) noexcept {
+JP_INPUT_HOT void InputTracker::OnSent(int fd, const void* buf, ssize_t n) noexcept {
   // A send that failed (EAGAIN: the socket is full) finished nothing; the retry that succeeds does.
   if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return;
   const hook::InFlightGate::Pass pass = gate_.Enter(CachedTid(), enabled_);
@@ -204,31 +213,35 @@ void InputTracker::OnSent(int fd, const void* buf, ssize_t n) noexcept {
   gate_.Leave(pass);
 }
 
-void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept {
+JP_INPUT_HOT void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept {
   // Most sends finish an event and append; the append's lines (head, next slot) are cold after the
   // syscall we just returned from. Fetched now, they arrive during the decode and the table lookup.
   timeline_->PrefetchAppend();
-  if (layout_ == nullptr || (channels_.AnyFdMode() && channels_.IsFdMode(fd))) {
-    const int index = pending_.TakeFdMode(owner, fd);
-    if (index >= 0) Finish(owner, index, hook::ProcessEventClock().NowNs(), nullptr);
+  if (__builtin_expect(layout_ == nullptr || (channels_.AnyFdMode() && channels_.IsFdMode(fd)), 0)) {
+    SentFdMode(owner, fd);
     return;
   }
   FinishedSignal f;
   const Verdict v = DecodeSent(*layout_, buf, static_cast<size_t>(n), &f);
-  if (v != Verdict::kOk) {
+  if (__builtin_expect(v != Verdict::kOk, 0)) {
     rejected_sent_[static_cast<int>(v)].Add(owner);
     return;
   }
   const uint64_t now = hook::ProcessEventClock().NowNs();
   const int index = pending_.Take(owner, fd, f.seq);
-  if (index < 0) {
+  if (__builtin_expect(index < 0, 0)) {
     unmatched_finished_.Add(owner);
     return;
   }
   Finish(owner, index, now, &f);
 }
 
-void InputTracker::Finish(bool owner, int index, uint64_t now, const FinishedSignal* f) noexcept {
+JP_INPUT_COLD void InputTracker::SentFdMode(bool owner, int fd) noexcept {
+  const int index = pending_.TakeFdMode(owner, fd);
+  if (index >= 0) Finish(owner, index, hook::ProcessEventClock().NowNs(), nullptr);
+}
+
+JP_INPUT_HOT void InputTracker::Finish(bool owner, int index, uint64_t now, const FinishedSignal* f) noexcept {
   // The take stored kFinishing; the watchdog stores its marks and then checks the state (Heavy): one of
   // the two sides sees the other. What we read here is final for this occupant.
   fence_.Light();
@@ -272,11 +285,16 @@ void InputTracker::Finish(bool owner, int index, uint64_t now, const FinishedSig
 
   // A lag the watchdog saw is in flags; one it marks from now on it will find already taken.
   const bool lagged = (flags & kLagFired) != 0 || dur > lag_ns_.load(std::memory_order_relaxed);
-  if (!lagged) {
+  if (__builtin_expect(!lagged, 1)) {
     pending_.Free(index);
     return;
   }
+  FinishLagged(index, word, now, f);
+}
+
+JP_INPUT_COLD void InputTracker::FinishLagged(int index, uint32_t word, uint64_t now, const FinishedSignal* f) noexcept {
   // A lag: the report is built on the watchdog thread, from the slot.
+  PendingEvent& e = pending_.at(index);
   e.consume_time_ns = f ? f->consume_time_ns : 0;
   e.handled = f ? f->handled : false;
   e.finish_ns = now;

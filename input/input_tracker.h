@@ -95,15 +95,22 @@ class InputTracker {
  private:
   InputTracker() = default;
 
+  // The hot paths are split so that what every event runs is dense code (input/hot_path.h): the rare
+  // branches (rejected packets, fd mode, arming a deadline, a lagged finish) are out-of-line cold functions.
   void Received(bool owner, uint32_t tid, int fd, const void* buf, ssize_t n, size_t capacity) noexcept;
+  void RejectReceived(bool owner, uint32_t tid, int fd, Verdict v, size_t capacity) noexcept;
   void Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept;
+  void SentFdMode(bool owner, int fd) noexcept;
   void ReceivedFdMode(bool owner, uint32_t tid, int fd) noexcept;
   // Claims a pending slot for a read event (ev == nullptr: an fd-mode read) and arms the lag deadline.
   void Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev) noexcept;
   // f: the FINISHED message (nullptr in fd mode).
   void Finish(bool owner, int index, uint64_t now_ns, const FinishedSignal* f) noexcept;
+  // A finished event that lagged: keeps it for the watchdog's report (word: its state word when taken).
+  void FinishLagged(int index, uint32_t word, uint64_t now_ns, const FinishedSignal* f) noexcept;
   // Makes sure a monitor deadline at or before due_ns is armed (hot path: usually one load).
   void LowerDeadline(uint64_t due_ns) noexcept;
+  void ArmEarlier(uint64_t armed, uint64_t due_ns) noexcept;  // LowerDeadline's rare half
 
   // Watchdog thread (input_verdicts.cc).
   static void OnMonitorDeadline(const hook::DeadlineFired& fired, void* arg);

@@ -1,10 +1,12 @@
 #include "input/pending_events.h"
 
+#include "input/hot_path.h"
+
 namespace jp::input {
 
 static_assert((PendingEvents::kOwnerSlots & (PendingEvents::kOwnerSlots - 1)) == 0, "owner part: a power of two");
 
-int PendingEvents::Claim(bool owner, int fd) noexcept {
+JP_INPUT_HOT int PendingEvents::Claim(bool owner, int fd) noexcept {
   if (owner) {
     // Probing from the key's hash keeps Take's search short: the event is usually in the first slot.
     const uint32_t start = Hash(fd);
@@ -32,7 +34,7 @@ int PendingEvents::ClaimShared() noexcept {
   return -1;
 }
 
-int PendingEvents::TakeIf(bool plain, int index, uint32_t seen) noexcept {
+JP_INPUT_HOT int PendingEvents::TakeIf(bool plain, int index, uint32_t seen) noexcept {
   std::atomic<uint32_t>& w = slots_[index].word;
   const uint32_t taken = (seen & ~kStateMask) | kFinishing;
   if (plain) {
@@ -44,7 +46,7 @@ int PendingEvents::TakeIf(bool plain, int index, uint32_t seen) noexcept {
   return w.compare_exchange_strong(cur, taken, std::memory_order_acq_rel) ? index : -1;
 }
 
-int PendingEvents::Take(bool owner, int fd, uint32_t seq) noexcept {
+JP_INPUT_HOT int PendingEvents::Take(bool owner, int fd, uint32_t seq) noexcept {
   const uint32_t start = Hash(fd);
   auto try_take = [&](bool plain, int index) {
     const PendingEvent& s = slots_[index];
@@ -79,7 +81,7 @@ bool PendingEvents::HasFdMode(int fd) const noexcept {
   return false;
 }
 
-void PendingEvents::Free(int index) noexcept {
+JP_INPUT_HOT void PendingEvents::Free(int index) noexcept {
   std::atomic<uint32_t>& w = slots_[index].word;
   const uint32_t next_generation = GenerationOf(w.load(std::memory_order_relaxed)) + 1;
   w.store(next_generation << kGenerationShift | kFree, std::memory_order_release);
