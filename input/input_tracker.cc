@@ -144,7 +144,7 @@ JP_INPUT_COLD void InputTracker::ArmEarlier(uint64_t armed, uint64_t due) noexce
   }
 }
 
-JP_INPUT_HOT void InputTracker::OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
+JP_INPUT_HOT __attribute__((flatten)) void InputTracker::OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
   if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return;
   const uint32_t tid = CachedTid();
   const hook::InFlightGate::Pass pass = gate_.Enter(tid, enabled_);
@@ -205,7 +205,7 @@ JP_INPUT_HOT void InputTracker::Track(bool owner, uint32_t tid, int fd, const Re
   LowerDeadline(now + lag_ns_.load(std::memory_order_relaxed));
 }
 
-JP_INPUT_HOT void InputTracker::OnSent(int fd, const void* buf, ssize_t n) noexcept {
+JP_INPUT_HOT __attribute__((flatten)) void InputTracker::OnSent(int fd, const void* buf, ssize_t n) noexcept {
   // A send that failed (EAGAIN: the socket is full) finished nothing; the retry that succeeds does.
   if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return;
   const hook::InFlightGate::Pass pass = gate_.Enter(CachedTid(), enabled_);
