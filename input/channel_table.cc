@@ -1,10 +1,8 @@
 #include "input/channel_table.h"
 
-#include "input/hot_path.h"
-
 namespace jp::input {
 
-JP_INPUT_HOT ChannelTable::Slot* ChannelTable::Find(int fd, bool create) noexcept {
+ChannelTable::Slot* ChannelTable::Find(int fd, bool create) noexcept {
   if (fd < 0) return nullptr;
   const uint32_t start = static_cast<uint32_t>(fd) & (kSlots - 1);
   for (int i = 0; i < kSlots; ++i) {
@@ -24,7 +22,7 @@ const ChannelTable::Slot* ChannelTable::Find(int fd) const noexcept {
   return const_cast<ChannelTable*>(this)->Find(fd, false);
 }
 
-JP_INPUT_HOT void ChannelTable::NoteValid(int fd) noexcept {
+void ChannelTable::NoteValidSlow(int fd) noexcept {
   Slot* s = Find(fd, true);
   if (s == nullptr) return;
   // Stores only on a change: on a channel that always validates (every event) the slot stays clean.

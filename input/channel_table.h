@@ -16,8 +16,20 @@ class ChannelTable {
   // Reads of InputMessage size that fail validation, with no valid packet ever, before an fd is fd-timed.
   static constexpr uint32_t kInvalidBeforeFdMode = 4;
 
-  // A packet validated on fd.
-  void NoteValid(int fd) noexcept;
+  // A packet validated on fd. Inline first look: on a channel that always validates (every event) its
+  // slot is usually the first probed and already says so; anything else is NoteValidSlow.
+  void NoteValid(int fd) noexcept {
+    if (fd >= 0) {
+      const Slot& s = slots_[static_cast<uint32_t>(fd) & (kSlots - 1)];
+      if (__builtin_expect(s.fd.load(std::memory_order_acquire) == fd && s.valid.load(std::memory_order_relaxed) != 0 &&
+                               s.invalid.load(std::memory_order_relaxed) == 0 &&
+                               s.fd_mode.load(std::memory_order_relaxed) == 0,
+                           1)) {
+        return;
+      }
+    }
+    NoteValidSlow(fd);
+  }
   // A read of InputMessage size failed validation on fd. True when fd is (now) fd-timed.
   bool NoteInvalid(int fd) noexcept;
   bool IsFdMode(int fd) const noexcept;
@@ -33,6 +45,7 @@ class ChannelTable {
     std::atomic<uint32_t> invalid{0};
     std::atomic<uint32_t> fd_mode{0};
   };
+  void NoteValidSlow(int fd) noexcept;
   Slot* Find(int fd, bool create) noexcept;
   const Slot* Find(int fd) const noexcept;
 

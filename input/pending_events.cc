@@ -1,16 +1,13 @@
 #include "input/pending_events.h"
 
-#include "input/hot_path.h"
-
 namespace jp::input {
 
 static_assert((PendingEvents::kOwnerSlots & (PendingEvents::kOwnerSlots - 1)) == 0, "owner part: a power of two");
 
-JP_INPUT_HOT int PendingEvents::Claim(bool owner, int fd) noexcept {
+int PendingEvents::ClaimSearch(bool owner, int fd) noexcept {
   if (owner) {
-    // Probing from the key's hash keeps Take's search short: the event is usually in the first slot.
     const uint32_t start = Hash(fd);
-    for (int i = 0; i < kOwnerSlots; ++i) {
+    for (int i = 1; i < kOwnerSlots; ++i) {  // the first probe (i = 0) was Claim's
       const int index = static_cast<int>((start + static_cast<uint32_t>(i)) & (kOwnerSlots - 1));
       std::atomic<uint32_t>& w = slots_[index].word;
       const uint32_t cur = w.load(std::memory_order_acquire);  // pairs with Free's release
@@ -34,19 +31,9 @@ int PendingEvents::ClaimShared() noexcept {
   return -1;
 }
 
-JP_INPUT_HOT int PendingEvents::TakeIf(bool plain, int index, uint32_t seen) noexcept {
-  std::atomic<uint32_t>& w = slots_[index].word;
-  const uint32_t taken = (seen & ~kStateMask) | kFinishing;
-  if (plain) {
-    w.store(taken, std::memory_order_relaxed);
-    return index;
-  }
-  // The fields were checked under `seen`: take the slot only while it holds that same occupant.
-  uint32_t cur = seen;
-  return w.compare_exchange_strong(cur, taken, std::memory_order_acq_rel) ? index : -1;
-}
-
-JP_INPUT_HOT int PendingEvents::Take(bool owner, int fd, uint32_t seq) noexcept {
+int PendingEvents::TakeSearch(bool owner, int fd, uint32_t seq) noexcept {
+  // All probes again, the first included: Take's first look may have lost a CAS race, and the slot's
+  // occupant may have changed since.
   const uint32_t start = Hash(fd);
   auto try_take = [&](bool plain, int index) {
     const PendingEvent& s = slots_[index];
@@ -79,12 +66,6 @@ bool PendingEvents::HasFdMode(int fd) const noexcept {
     if (StateOf(s.word.load(std::memory_order_acquire)) == kPending && s.fd_mode && s.fd == fd) return true;
   }
   return false;
-}
-
-JP_INPUT_HOT void PendingEvents::Free(int index) noexcept {
-  std::atomic<uint32_t>& w = slots_[index].word;
-  const uint32_t next_generation = GenerationOf(w.load(std::memory_order_relaxed)) + 1;
-  w.store(next_generation << kGenerationShift | kFree, std::memory_order_release);
 }
 
 int PendingEvents::Occupied() const noexcept {

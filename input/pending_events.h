@@ -73,18 +73,24 @@ class PendingEvents {
 
   // Takes a free slot (state kClaimed) for a new event, or -1 when the table is full. owner: the caller
   // is the InFlightGate owner.
-  int Claim(bool owner, int fd) noexcept;
+  // Inline (with Take and Free): the flattened hot paths absorb the usual first-probe case, the
+  // rest of the search is out of line.
+  inline int Claim(bool owner, int fd) noexcept;
   void Publish(int index) noexcept { SetState(index, kPending); }
   // Takes the pending event (fd, seq) for finishing (kPending -> kFinishing), or -1 if there is none.
   // The caller then runs the hot side of the fence and reads Marks().
-  int Take(bool owner, int fd, uint32_t seq) noexcept;
+  inline int Take(bool owner, int fd, uint32_t seq) noexcept;
   // fd-mode: the pending fd-timed read of fd, taken for finishing; or -1.
   int TakeFdMode(bool owner, int fd) noexcept;
   // True if fd already has an fd-timed read pending.
   bool HasFdMode(int fd) const noexcept;
   void MarkFinished(int index) noexcept { SetState(index, kFinished); }
   // Frees a slot its holder holds (the generation moves on).
-  void Free(int index) noexcept;
+  void Free(int index) noexcept {
+    std::atomic<uint32_t>& w = slots_[index].word;
+    const uint32_t next_generation = GenerationOf(w.load(std::memory_order_relaxed)) + 1;
+    w.store(next_generation << kGenerationShift | kFree, std::memory_order_release);
+  }
   // The marks of the slot's current occupant (`word` is its state word).
   uint32_t Marks(int index, uint32_t word) const noexcept {
     const uint32_t m = slots_[index].marks.load(std::memory_order_relaxed);
@@ -111,10 +117,47 @@ class PendingEvents {
     w.store((w.load(std::memory_order_relaxed) & ~kStateMask) | st, std::memory_order_release);
   }
   int ClaimShared() noexcept;
-  int TakeIf(bool plain, int index, uint32_t seen) noexcept;
+  int ClaimSearch(bool owner, int fd) noexcept;   // Claim past the first probe
+  int TakeSearch(bool owner, int fd, uint32_t seq) noexcept;  // Take past the first probe
+  int TakeIf(bool plain, int index, uint32_t seen) noexcept {
+    std::atomic<uint32_t>& w = slots_[index].word;
+    const uint32_t taken = (seen & ~kStateMask) | kFinishing;
+    if (plain) {
+      w.store(taken, std::memory_order_relaxed);
+      return index;
+    }
+    // The fields were checked under `seen`: take the slot only while it holds that same occupant.
+    uint32_t cur = seen;
+    return w.compare_exchange_strong(cur, taken, std::memory_order_acq_rel) ? index : -1;
+  }
 
   PendingEvent slots_[kSlots];
 };
+
+inline int PendingEvents::Claim(bool owner, int fd) noexcept {
+  if (owner) {
+    // Probing from the fd's hash keeps Take's search short: the event is usually in the first slot.
+    const int index = static_cast<int>(Hash(fd));
+    std::atomic<uint32_t>& w = slots_[index].word;
+    const uint32_t cur = w.load(std::memory_order_acquire);  // pairs with Free's release
+    if (__builtin_expect(StateOf(cur) == kFree, 1)) {
+      w.store((cur & ~kStateMask) | kClaimed, std::memory_order_relaxed);
+      return index;
+    }
+  }
+  return ClaimSearch(owner, fd);
+}
+
+inline int PendingEvents::Take(bool owner, int fd, uint32_t seq) noexcept {
+  const int index = static_cast<int>(Hash(fd));
+  const PendingEvent& s = slots_[index];
+  const uint32_t seen = s.word.load(std::memory_order_acquire);
+  if (__builtin_expect(StateOf(seen) == kPending && s.fd == fd && s.seq == seq && !s.fd_mode, 1) &&
+      TakeIf(owner, index, seen) >= 0) {
+    return index;
+  }
+  return TakeSearch(owner, fd, seq);
+}
 
 }  // namespace jp::input
 
