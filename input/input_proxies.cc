@@ -30,20 +30,22 @@ jp_plt_hook* g_hook[kProxyCount];
 
 // No tail calls from the proxies' original call: JP_PLT_PREV needs our caller's return address, and the
 // tracker runs after the call.
-JP_INPUT_HOT ssize_t ProxyRecvfrom(int fd, void* buf, size_t len, int flags, struct sockaddr* from, socklen_t* fromlen) {
+JP_INPUT_HOT ssize_t ProxyRecvfrom(int fd, void* buf, size_t len, int flags, struct sockaddr* from,
+                                   socklen_t* fromlen) {
   ssize_t n = JP_INPUT_PREV(RecvfromFn, 0)(fd, buf, len, flags, from, fromlen);
   InputTracker::ForProxies().OnReceived(fd, buf, n, len);
   return n;
 }
 
-JP_INPUT_HOT ssize_t ProxySendto(int fd, const void* buf, size_t len, int flags, const struct sockaddr* to, socklen_t tolen) {
+JP_INPUT_HOT ssize_t ProxySendto(int fd, const void* buf, size_t len, int flags, const struct sockaddr* to,
+                                 socklen_t tolen) {
   ssize_t n = JP_INPUT_PREV(SendtoFn, 1)(fd, buf, len, flags, to, tolen);
   InputTracker::ForProxies().OnSent(fd, buf, n);
   return n;
 }
 
-JP_INPUT_HOT ssize_t ProxySendtoChk(int fd, const void* buf, size_t len, size_t buflen, int flags, const struct sockaddr* to,
-                       socklen_t tolen) {
+JP_INPUT_HOT ssize_t ProxySendtoChk(int fd, const void* buf, size_t len, size_t buflen, int flags,
+                                    const struct sockaddr* to, socklen_t tolen) {
   ssize_t n = JP_INPUT_PREV(SendtoChkFn, 2)(fd, buf, len, buflen, flags, to, tolen);
   InputTracker::ForProxies().OnSent(fd, buf, n);
   return n;

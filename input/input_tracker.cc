@@ -144,7 +144,7 @@ JP_INPUT_COLD void InputTracker::ArmEarlier(uint64_t armed, uint64_t due) noexce
   }
 }
 
-JP_INPUT_HOT __attribute__((flatten)) void InputTracker::OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
+JP_INPUT_HOT_ENTRY void InputTracker::OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
   if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return;
   const uint32_t tid = CachedTid();
   const hook::InFlightGate::Pass pass = gate_.Enter(tid, enabled_);
@@ -152,7 +152,8 @@ JP_INPUT_HOT __attribute__((flatten)) void InputTracker::OnReceived(int fd, cons
   gate_.Leave(pass);
 }
 
-JP_INPUT_HOT void InputTracker::Received(bool owner, uint32_t tid, int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
+JP_INPUT_HOT void InputTracker::Received(bool owner, uint32_t tid, int fd, const void* buf, ssize_t n,
+                                         size_t capacity) noexcept {
   if (layout_ == nullptr) {
     ReceivedFdMode(owner, tid, fd);
     return;
@@ -167,7 +168,8 @@ JP_INPUT_HOT void InputTracker::Received(bool owner, uint32_t tid, int fd, const
   Track(owner, tid, fd, &ev);
 }
 
-JP_INPUT_COLD void InputTracker::RejectReceived(bool owner, uint32_t tid, int fd, Verdict v, size_t capacity) noexcept {
+JP_INPUT_COLD void InputTracker::RejectReceived(bool owner, uint32_t tid, int fd, Verdict v,
+                                                size_t capacity) noexcept {
   rejected_received_[static_cast<int>(v)].Add(owner);
   // Only a read of exactly an InputMessage is a channel read whose layout may be unknown to us;
   // other traffic of the library is just counted.
@@ -205,7 +207,7 @@ JP_INPUT_HOT void InputTracker::Track(bool owner, uint32_t tid, int fd, const Re
   LowerDeadline(now + lag_ns_.load(std::memory_order_relaxed));
 }
 
-JP_INPUT_HOT __attribute__((flatten)) void InputTracker::OnSent(int fd, const void* buf, ssize_t n) noexcept {
+JP_INPUT_HOT_ENTRY void InputTracker::OnSent(int fd, const void* buf, ssize_t n) noexcept {
   // A send that failed (EAGAIN: the socket is full) finished nothing; the retry that succeeds does.
   if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return;
   const hook::InFlightGate::Pass pass = gate_.Enter(CachedTid(), enabled_);
@@ -292,7 +294,8 @@ JP_INPUT_HOT void InputTracker::Finish(bool owner, int index, uint64_t now, cons
   FinishLagged(index, word, now, f);
 }
 
-JP_INPUT_COLD void InputTracker::FinishLagged(int index, uint32_t word, uint64_t now, const FinishedSignal* f) noexcept {
+JP_INPUT_COLD void InputTracker::FinishLagged(int index, uint32_t word, uint64_t now,
+                                              const FinishedSignal* f) noexcept {
   // A lag: the report is built on the watchdog thread, from the slot.
   PendingEvent& e = pending_.at(index);
   e.consume_time_ns = f ? f->consume_time_ns : 0;

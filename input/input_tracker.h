@@ -9,8 +9,10 @@
 // and all report building run on the watchdog thread.
 //
 // Hot-path cost, and why it is what it is (BENCHMARKS.md, "Input monitor"): per event the owner thread
-// (InFlightGate) pays two clock reads (EventClock: the CPU counter, not clock_gettime) and the timeline's append (one fetch_add + one CAS); everything
-// else is plain loads and stores, ordered against the watchdog by an AsymmetricFence. The deadline is armed
+// (InFlightGate) pays two clock reads (EventClock: the CPU counter, not clock_gettime) and the timeline's
+// append (one fetch_add); everything else is plain loads and stores, ordered against the watchdog by an
+// AsymmetricFence. In situ (between syscalls) what counts is also how many code and data lines an event
+// touches: see input/hot_path.h. The deadline is armed
 // lazily (only when no earlier one is armed) and the watchdog scans the table when it fires, instead of
 // an arm + disarm per event.
 #ifndef JANKPROBE_INPUT_INPUT_TRACKER_H_
