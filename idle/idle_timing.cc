@@ -16,6 +16,7 @@
 #include "hook/jni/jni_util.h"
 #include "hook/report.h"
 #include "hook/string_intern.h"
+#include "input/split_counter.h"  // generic; belongs in hook/ beside the gate it pairs with
 
 namespace jp::idle {
 namespace {
@@ -43,10 +44,10 @@ struct Timing {
   hook::InFlightGate gate{&fence};
   std::atomic<const hook::PluginContext*> context{nullptr};
   std::atomic<uint64_t> lag_ns{200 * hook::kNsPerMs};
-  // Single writer when the gate's owner (the main thread) counts: plain load + store; others add.
-  std::atomic<uint64_t> calls{0};
-  std::atomic<uint64_t> lags{0};
-  std::atomic<uint64_t> arm_calls{0};  // nativeArm calls: Java found no deadline covering its call
+  // The main thread (the gate's owner) counts with a plain load + store, other threads atomically.
+  input::SplitCounter calls;
+  input::SplitCounter lags;
+  input::SplitCounter arm_calls;  // nativeArm calls: Java found no deadline covering its call
   std::atomic<uint64_t> deadline_arms{0};
   // Changes at every activation: name keys of an earlier one are stale (see NameKey).
   std::atomic<uint32_t> epoch{0};
@@ -67,17 +68,6 @@ struct Timing {
 Timing g_timing;  // process-wide on purpose: see idle_timing.h
 
 jni::IdleWords& Words() { return jni::IdleSharedWords(); }
-
-// Adds one to a counter: a plain load + store for the gate's owner (the only writer besides other
-// threads, which add atomically; an owner's store could lose such an add, and these counters are
-// statistics, not invariants).
-void Count(std::atomic<uint64_t>* counter, const hook::InFlightGate::Pass& pass) {
-  if (pass.exclusive()) {
-    counter->store(counter->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  } else {
-    counter->fetch_add(1, std::memory_order_relaxed);
-  }
-}
 
 void OnDeadline(const hook::DeadlineFired& fired, void*);
 
@@ -139,16 +129,18 @@ void OnDeadline(const hook::DeadlineFired& fired, void*) {
   if (!captured) ArmIfIdle(ctx, since + lag);  // a call already caught waits for its end; the next one arms
 }
 
-// Java found covered at 0 after writing running_since: no deadline is sure to cover its call, or the
-// fence is not expedited. Repeats the store (Java's private words, see jni_refs.cc) and, with a fence
-// that is a real one where the watchdog's side is not a membarrier, checks the deadline itself.
+// Java found covered at 0 after writing running_since: no deadline is sure to cover its call (about once
+// per lag_ms), or the watchdog's side is no membarrier, so Java's program order is not enough (every call).
+// Repeats the store natively (it is the only one if Java fell back to private words, jni_refs.cc), then
+// the Dekker pair with OnDeadline from here: the fence's light side (a real fence without membarrier),
+// then deadline_armed.
 void Arm(JNIEnv*, jlong started_ns) {
   jni::IdleWords& words = Words();
   words.running_since.store(started_ns, std::memory_order_relaxed);
   hook::InFlightGate::Pass pass = g_timing.gate.Enter(CallerTid(), g_timing.active);
   if (pass.open) {
     const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
-    Count(&g_timing.arm_calls, pass);
+    g_timing.arm_calls.Add(pass.exclusive());
     g_timing.fence.Light();
     if (ctx && started_ns > 0 && !g_timing.deadline_armed.load(std::memory_order_seq_cst)) {
       ArmIfIdle(ctx, static_cast<uint64_t>(started_ns) + g_timing.lag_ns.load(std::memory_order_relaxed));
@@ -208,7 +200,7 @@ jint Record(const hook::InFlightGate::Pass& pass, JNIEnv* env, uint64_t begin, u
   // The end is on the event clock, within its 50 us bound of CLOCK_MONOTONIC, the start's clock: a
   // handler shorter than that error may come out at 0.
   const uint64_t dur = end > begin ? end - begin : 0;
-  Count(&g_timing.calls, pass);
+  g_timing.calls.Add(pass.exclusive());
   const uint64_t lag_ns = g_timing.lag_ns.load(std::memory_order_relaxed);
   const uint32_t epoch = g_timing.epoch.load(std::memory_order_relaxed);
   jint key = name_key;
@@ -233,7 +225,7 @@ jint Record(const hook::InFlightGate::Pass& pass, JNIEnv* env, uint64_t begin, u
   }
 
   if (dur < lag_ns) return key;
-  Count(&g_timing.lags, pass);
+  g_timing.lags.Add(pass.exclusive());
   hook::Report r;
   r.type = "idle_lag";
   r.monitor = "idle";
@@ -306,10 +298,10 @@ void DeactivateTiming() {
 
 IdleCounters TimingCounters() {
   IdleCounters c;
-  c.calls = g_timing.calls.load(std::memory_order_relaxed);
-  c.lags = g_timing.lags.load(std::memory_order_relaxed);
+  c.calls = g_timing.calls.Load();
+  c.lags = g_timing.lags.Load();
   c.deadline_arms = g_timing.deadline_arms.load(std::memory_order_relaxed);
-  c.arm_calls = g_timing.arm_calls.load(std::memory_order_relaxed);
+  c.arm_calls = g_timing.arm_calls.Load();
   c.fence_expedited = g_timing.fence.expedited();
   return c;
 }
