@@ -11,7 +11,8 @@ matter: RoundTrip/1 - RoundTrip/0 (the monitor) and RoundTrip/2 - RoundTrip/0 (t
 
 --paired N: the figure of record instead. Runs RoundTripPaired (monitor on/off batches alternated in one
 process, median of 150 group differences) N times per binary, the binaries alternating, and prints every
-run's added_ns and off_ns, then per binary the median over the calm runs: this host has a second mode
+run's added_ns and off_ns (and the user-space cycles added, where the PMU is readable), then per binary
+the median over the calm runs: this host has a second mode
 (another process on the core) in which off_ns rises above ~860 ns and added_ns by ~20 ns; such runs are
 listed but not judged (--calm-below sets the off_ns bound).
 
@@ -42,20 +43,22 @@ def run_paired(binary):
     b = json.loads(out)["benchmarks"][0]
     if b.get("error_occurred"):
         sys.exit("%s: %s" % (binary, b.get("error_message")))
-    return b["added_ns"], b["off_ns"]
+    return b["added_ns"], b["off_ns"], b.get("added_ucycles")
 
 
 def main_paired(rounds, calm_below, binaries):
     runs = {b: [] for b in binaries}
     for r in range(rounds):
         for b in binaries:
-            added, off = run_paired(b)
-            runs[b].append((added, off))
-            print("round %2d  %-48s added %6.1f ns  off %6.1f ns%s" %
-                  (r + 1, b, added, off, "" if off < calm_below else "  (high mode)"), flush=True)
+            added, off, ucycles = run_paired(b)
+            runs[b].append((added, off, ucycles))
+            print("round %2d  %-48s added %6.1f ns  off %6.1f ns%s%s" %
+                  (r + 1, b, added, off, "" if ucycles is None else "  user cycles %+.1f" % ucycles,
+                   "" if off < calm_below else "  (high mode)"), flush=True)
     for b in binaries:
-        calm = [a for a, off in runs[b] if off < calm_below]
-        every = " ".join("%.1f" % a for a, _ in runs[b])
+        calm = [a for a, off, _ in runs[b] if off < calm_below]
+        every = " ".join("%.1f" % a for a, _, _ in runs[b])
+        cycles = [c for _, _, c in runs[b] if c is not None]
         print(b)
         print("  every run: %s" % every)
         if calm:
@@ -63,6 +66,9 @@ def main_paired(rounds, calm_below, binaries):
                   (calm_below, len(calm), statistics.median(calm), min(calm), max(calm)))
         else:
             print("  no calm run")
+        if cycles:
+            print("  user-space cycles added per round trip (every run): median %.1f, min %.1f, max %.1f" %
+                  (statistics.median(cycles), min(cycles), max(cycles)))
 
 
 def main(binaries):
