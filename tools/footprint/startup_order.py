@@ -11,7 +11,15 @@ scenario and keeps the functions executed inside libjankprobe.so. With -ffunctio
 is in a section `.text.<mangled name>` (also the static C++ runtime's), so the linker script names sections.
 A name that no longer exists is simply not matched: a stale list costs pages, never correctness.
 
-Usage: startup_order.py BUILD_DIR [OUT] (BUILD_DIR has tools/jankprobe-footprint and lib/libjankprobe.so)."""
+On the JVM (the demo app of `./run demo`, benchmark runs of each monitor variant) the library runs more:
+JNI_OnLoad, the Java facade's natives, each monitor's JNI start, the hot paths (poll source, idle timing,
+frame ticker natives), the watchdog's periodic checks, status. callgrind cannot run a JVM at a usable
+speed, so those phases come from kernel uprobes (uprobe_trace.py; needs root and tracefs) and follow the
+host phases in the same output section; without root they are left out (with a note) and the host phases
+alone are written.
+
+Usage: startup_order.py BUILD_DIR [OUT] (BUILD_DIR has tools/jankprobe-footprint, tools/jankprobe-demo and
+lib/libjankprobe.so)."""
 import os
 import re
 import subprocess
@@ -21,10 +29,13 @@ import tempfile
 # The phases, in the order the sections are laid out: each phase's new functions sit together, so that a
 # device that only loads the library (sampled out) touches the first block only, and so on.
 # libgcc helpers the start-up path calls, by the archive member that holds them.
-LIBGCC_OBJECTS = {"__popcountdi2": "_popcountsi2.o"}
+LIBGCC_OBJECTS = {"__popcountdi2": "_popcountsi2.o", "__udivti3": "_udivdi3.o"}
 
 # "end" runs the scenario to its end: jankprobe_stop, then process exit.
 PHASES = [("none", "dlopen"), ("none", "start"), ("input", "on"), ("input", "use"), ("input", "end")]
+
+# The demo app's benchmark variants traced on the JVM, in this order (each adds what it runs new).
+JVM_VARIANTS = ["none", "input", "idle", "barrier", "looper", "all"]
 
 
 def executed_functions(footprint, so, scenario, touches, until):
@@ -60,21 +71,44 @@ def main():
     out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "..", "..", "lib", "startup_order.ld")
     footprint = os.path.join(build, "tools", "jankprobe-footprint")
     so = os.path.join(build, "lib", "libjankprobe.so")
-    seen, phases = set(), []
+    # What each phase runs, in the order the phases are laid out. An app that loads and starts us with every
+    # monitor off runs the host's load and start phases and the JVM's "none" (JNI_OnLoad, the facade's
+    # natives, status): those come first, so such an app touches the fewest blocks; the monitors follow.
+    ran = {}
     for scenario, until in PHASES:
-        ran = executed_functions(footprint, so, scenario, 200, until)
+        ran["%s: %s" % (scenario, until)] = executed_functions(footprint, so, scenario, 200, until)
+    order = ["none: dlopen", "none: start"]
+    demo = os.path.join(build, "tools", "jankprobe-demo")
+    if os.geteuid() == 0 and os.path.isdir("/sys/kernel/tracing") and os.path.exists(demo):
+        import uprobe_trace
+        # The benchmark variants as demo_bench runs them, then the scripted faults of `./run demo`: the
+        # paths a lagging app runs now and then (stack samples, pending-queue reads, reports, barrier
+        # removal, export), which a calm benchmark run reaches only sometimes.
+        out_dir = tempfile.mkdtemp(prefix="jp_order_demo")
+        commands = [[demo, "--bench", "4", "--warmup", "1", "--jankprobe", "on", "--config", "bench-%s.json" % v]
+                    for v in JVM_VARIANTS]
+        runs = uprobe_trace.trace(so, commands + [[demo, "--out", out_dir]])
+        for variant, names in zip(JVM_VARIANTS + ["faults"], runs):
+            ran["JVM demo, %s" % variant] = set(names)
+        order += ["JVM demo, none"] + ["%s: %s" % p for p in PHASES[2:]]
+        order += ["JVM demo, %s" % v for v in JVM_VARIANTS[1:]] + ["JVM demo, faults"]
+    else:
+        print("JVM phases left out: need root, /sys/kernel/tracing and %s" % demo, file=sys.stderr)
+        order += ["%s: %s" % p for p in PHASES[2:]]
+    seen, phases = set(), []
+    for phase in order:
         # Static initialisers already sit together in .text.startup; clones (.constprop/.isra/.part) have
         # sections of their own, named like the clone symbol.
-        new = sorted(f for f in ran - seen if not f.startswith("_GLOBAL__sub_I"))
-        phases.append(("%s: %s" % (scenario, until), new))
-        seen |= ran
+        new = sorted(f for f in ran[phase] - seen if not f.startswith("_GLOBAL__sub_I"))
+        phases.append((phase, new))
+        seen |= ran[phase]
     functions = [f for _, names in phases for f in names]
 
     def patterns(name):
         # A constructor or destructor runs under one of its aliased names (complete/base object: C1/C2,
         # D1/D2), but its section is named after the base one: name every variant.
         variants = {name}
-        for a, b in (("C1E", "C2E"), ("D1E", "D2E")):
+        for a, b in (("C1E", "C2E"), ("C1I", "C2I"), ("D1E", "D2E")):  # C1I: a constructor template
             if a in name or b in name:
                 variants |= {name.replace(a, b), name.replace(b, a)}
         out = ["*(%s)" % " ".join(".text.%s .text.%s.*" % (v, v) for v in sorted(variants))]
@@ -82,12 +116,12 @@ def main():
             out.append("*libgcc.a:%s(.text)" % LIBGCC_OBJECTS[name])
         return out
     with open(out, "w") as f:
-        f.write("/* Generated by tools/footprint/startup_order.py from a callgrind run of jankprobe-footprint\n"
-                "   run): the %d functions of libjankprobe.so that run at load, at start, when the input monitor\n"
-                "   is switched on and while it is used, phase by phase, in one output section ahead of .text, so\n"
-                "   that each phase touches one or two 64 KiB fault-around blocks of text instead of most of the\n"
-                "   text. Regenerate after large changes to the start-up path; names that no longer exist are\n"
-                "   ignored by the linker. */\n" % len(functions))
+        f.write("/* Generated by tools/footprint/startup_order.py from callgrind runs of jankprobe-footprint and\n"
+                "   uprobe traces of the demo app on the JVM: the %d functions of libjankprobe.so that run at load,\n"
+                "   at start, when a monitor is switched on and while it is used, phase by phase, in one output\n"
+                "   section ahead of .text, so that each phase touches one or two 64 KiB fault-around blocks of\n"
+                "   text instead of most of the text. Regenerate after large changes to these paths; names that\n"
+                "   no longer exist are ignored by the linker. */\n" % len(functions))
         f.write("SECTIONS\n{\n  .text.jp_startup :\n  {\n")
         # First what runs at load: the static initialisers (which the default script keeps together in
         # .text.startup) and crtbegin's frame_dummy, which would otherwise open the next block.

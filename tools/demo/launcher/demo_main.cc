@@ -222,6 +222,25 @@ long StatusKb(const char* field) {
 
 long ResidentKb() { return StatusKb("VmRSS"); }
 
+// Measurement aid: with JP_DEMO_SMAPS=<prefix> set, /proc/self/smaps is copied to <prefix>.<stage> so that
+// the growth can be split per mapping (tools/footprint/smaps_diff.py). The benchmark's runs leave it unset.
+void SnapshotSmaps(const char* stage) {
+  const char* prefix = std::getenv("JP_DEMO_SMAPS");
+  if (!prefix || !*prefix) return;
+  const std::string to = std::string(prefix) + "." + stage;
+  FILE* in = std::fopen("/proc/self/smaps", "r");
+  FILE* out = in ? std::fopen(to.c_str(), "w") : nullptr;
+  if (!in || !out) {
+    std::fprintf(stderr, "demo: cannot copy /proc/self/smaps to %s\n", to.c_str());
+    if (in) std::fclose(in);
+    return;
+  }
+  char buf[8192];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, in)) > 0;) std::fwrite(buf, 1, n, out);
+  std::fclose(in);
+  std::fclose(out);
+}
+
 std::string Absolute(const std::string& path) {
   char* real = realpath(path.c_str(), nullptr);
   std::string out = real ? real : path;
@@ -317,6 +336,7 @@ int main(int argc, char** argv) {
     book.Log("jankprobe demo: app on OpenJDK, touches at 120/s through libinput.so, remote flag " +
              Absolute(o.config_dir + "/demo.json"));
   }
+  SnapshotSmaps("before");
   const long rss_before_app = ResidentKb();
   const long anon_before_app = StatusKb("RssAnon"), file_before_app = StatusKb("RssFile");
   JNIEnv* env = jvm->Env();
@@ -355,6 +375,7 @@ int main(int argc, char** argv) {
   }
   const long rss_after_app = ResidentKb();
   const long anon_after_app = StatusKb("RssAnon"), file_after_app = StatusKb("RssFile");
+  SnapshotSmaps("after");
   // The app's figures: 6 for a run, 6 per slice for an A/B run ({on, cpu_ns, wall_ns, instructions,
   // cycles, touches}).
   const int fields = 6;

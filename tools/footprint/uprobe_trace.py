@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Which functions of a shared object run while a command runs, from kernel uprobes (root + tracefs).
+
+Used by startup_order.py for the paths callgrind cannot follow at a usable speed: the library inside a JVM
+(JNI_OnLoad, the monitors' Java-facing start, their hot paths, the watchdog's checks). One uprobe per
+function symbol of the library's text (only processes that map this very file hit them), recorded in a
+tracing instance of its own (its own buffer, nothing global changed), removed afterwards.
+
+Usage: uprobe_trace.py LIBRARY -- COMMAND...   prints the mangled names that ran, in first-hit order.
+"""
+import os
+import re
+import subprocess
+import sys
+
+TRACEFS = "/sys/kernel/tracing"
+GROUP = "jp_order"
+
+
+def text_symbols(so):
+    """(name, file offset) of every defined function, from the symbol table and the program headers."""
+    loads = []
+    for line in subprocess.run(["readelf", "-lW", so], check=True, capture_output=True, text=True).stdout.splitlines():
+        parts = line.split()
+        if parts and parts[0] == "LOAD":
+            loads.append((int(parts[2], 16), int(parts[1], 16), int(parts[4], 16)))  # vaddr, offset, filesz
+    out, seen = [], set()
+    for line in subprocess.run(["nm", "--defined-only", so], check=True, capture_output=True, text=True).stdout.splitlines():
+        parts = line.split()
+        if len(parts) != 3 or parts[1] not in "tTwW":
+            continue
+        addr = int(parts[0], 16)
+        for vaddr, offset, size in loads:
+            if vaddr <= addr < vaddr + size:
+                off = addr - vaddr + offset
+                if off not in seen:  # aliases (C1/C2): one probe, the first name
+                    seen.add(off)
+                    out.append((parts[2], off))
+                break
+    return out
+
+
+def write(path, text, mode="a"):
+    with open(path, mode) as f:
+        f.write(text)
+
+
+def define(events, lines):
+    # One definition per write(2): the kernel parses a write as whole lines and rejects a cut one.
+    fd = os.open(events, os.O_WRONLY | os.O_APPEND)
+    try:
+        for line in lines:
+            os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+def trace(so, commands, env=None):
+    """Runs each command in turn; returns, per command, the functions it ran in first-hit order. The probes
+    are set up once for all of them (each enable/disable waits for an RCU grace period per probe)."""
+    so = os.path.realpath(so)
+    symbols = text_symbols(so)
+    instance = os.path.join(TRACEFS, "instances", GROUP)
+    events = os.path.join(TRACEFS, "uprobe_events")
+    if os.path.isdir(instance):
+        os.rmdir(instance)
+    # Appended, never truncated: other uprobes on the system stay as they are.
+    define(events, ["p:%s/f%d %s:0x%x" % (GROUP, i, so, off) for i, (_, off) in enumerate(symbols)])
+    results = []
+    try:
+        os.mkdir(instance)
+        write(os.path.join(instance, "buffer_size_kb"), "32768", "w")
+        # A full buffer keeps its oldest events (the first hits are what we want) and drops new ones.
+        write(os.path.join(instance, "options", "overwrite"), "0", "w")
+        write(os.path.join(instance, "events", GROUP, "enable"), "1", "w")
+        for command in commands:
+            write(os.path.join(instance, "trace"), "", "w")  # empty the buffer
+            write(os.path.join(instance, "tracing_on"), "1", "w")
+            rc = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+            write(os.path.join(instance, "tracing_on"), "0", "w")
+            if rc != 0:
+                print("uprobe_trace: %s exited with %d" % (" ".join(command), rc), file=sys.stderr)
+            with open(os.path.join(instance, "trace")) as f:
+                text = f.read()
+            order, hit = [], set()
+            for m in re.finditer(r" f(\d+): \(", text):
+                i = int(m.group(1))
+                if i not in hit:
+                    hit.add(i)
+                    order.append(symbols[i][0])
+            results.append(order)
+    finally:
+        if os.path.isdir(instance):
+            write(os.path.join(instance, "events", GROUP, "enable"), "0", "w")
+            os.rmdir(instance)
+        define(events, ["-:%s/f%d" % (GROUP, i) for i in range(len(symbols))])
+    return results
+
+
+def main():
+    if "--" not in sys.argv or sys.argv.index("--") != 2:
+        print(__doc__)
+        return 2
+    for name in trace(sys.argv[1], [sys.argv[3:]])[0]:
+        print(name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
