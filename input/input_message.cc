@@ -83,8 +83,10 @@ JP_INPUT_HOT Verdict DecodeReceived(const Layout& l, const void* packet, size_t 
   const int64_t event_time = I64(p, l.event_time_off);
   int32_t action;
   std::memcpy(&action, p + l.action_off, sizeof action);
-  if (seq == 0 || event_time <= 0 || ActionIndex(et, action) < 0) return Verdict::kBadField;
+  const int action_index = ActionIndex(et, action);
+  if (seq == 0 || event_time <= 0 || action_index < 0) return Verdict::kBadField;
   out->type = et;
+  out->action_index = static_cast<int8_t>(action_index);
   out->seq = seq;
   out->action = action;
   out->event_time_ns = event_time;

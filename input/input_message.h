@@ -59,6 +59,7 @@ struct ReceivedEvent {
   int32_t action = 0;
   int64_t event_time_ns = 0;
   uint32_t pointer_count = 0;  // motion only
+  int8_t action_index = -1;    // ActionIndex(type, action), which validation computed anyway
 };
 
 struct FinishedSignal {

@@ -199,7 +199,7 @@ JP_INPUT_HOT void InputTracker::Track(bool owner, uint32_t tid, int fd, const Re
   e.action = ev ? ev->action : 0;
   e.pointer_count = ev ? ev->pointer_count : 0;
   e.type = ev ? ev->type : EventType::kMotion;
-  e.action_index = static_cast<int8_t>(ev ? ActionIndex(ev->type, ev->action) : -1);
+  e.action_index = ev ? ev->action_index : int8_t{-1};
   e.event_time_ns = ev ? ev->event_time_ns : 0;
   e.read_ns = now;
   pending_.Publish(index);

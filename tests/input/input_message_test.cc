@@ -55,6 +55,7 @@ TEST_P(PerRelease, DecodesKeysMotionsAndFinishedAndRefusesTheRest) {
     EXPECT_EQ(ev.event_time_ns, 123456789);
     EXPECT_EQ(ev.pointer_count, n);
     EXPECT_STREQ(ActionName(ev.type, ev.action), "POINTER_DOWN");
+    EXPECT_STREQ(ActionNameByIndex(ev.action_index), "POINTER_DOWN");  // the index the record's name uses
     EXPECT_EQ(DecodeReceived(*l, p.data(), p.size() - 1, &ev), Verdict::kBadSize);
     p.push_back(0);
     EXPECT_EQ(DecodeReceived(*l, p.data(), p.size(), &ev), Verdict::kBadSize);
@@ -77,6 +78,7 @@ TEST_P(PerRelease, DecodesKeysMotionsAndFinishedAndRefusesTheRest) {
   ASSERT_EQ(DecodeReceived(*l, key.data(), key.size(), &ev), Verdict::kOk);
   EXPECT_EQ(ev.type, EventType::kKey);
   EXPECT_STREQ(ActionName(ev.type, ev.action), "UP");
+  EXPECT_STREQ(ActionNameByIndex(ev.action_index), "UP");
   EXPECT_EQ(DecodeReceived(*l, key.data(), 7, &ev), Verdict::kShort);
   Put<uint32_t>(&key, 0, 0x55);
   EXPECT_EQ(DecodeReceived(*l, key.data(), key.size(), &ev), Verdict::kUnknownType);
