@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace jp::input {
 
@@ -79,18 +80,107 @@ enum class Verdict : uint8_t {
 constexpr int kVerdictCount = 6;
 const char* VerdictName(Verdict verdict);
 
+// The decoders are inline (below): the input monitor's flattened hot paths absorb them.
 // A packet the app received (KEY or MOTION). n: the bytes recv returned.
-Verdict DecodeReceived(const Layout& layout, const void* packet, size_t n, ReceivedEvent* out);
+inline Verdict DecodeReceived(const Layout& layout, const void* packet, size_t n, ReceivedEvent* out);
 // A packet the app sent (FINISHED).
-Verdict DecodeSent(const Layout& layout, const void* packet, size_t n, FinishedSignal* out);
+inline Verdict DecodeSent(const Layout& layout, const void* packet, size_t n, FinishedSignal* out);
+// A type that is neither of the ones decoded: kOtherType when the release defines it, else kUnknownType.
+Verdict ClassifyOtherType(const Layout& layout, uint32_t type);
 
 // "DOWN", "MOVE", ... for a valid action, nullptr otherwise. Motion actions carry a pointer index in bits
 // 8-15, which is ignored here.
 const char* ActionName(EventType type, int32_t action);
 // A dense index for action names (for interned ids): key 0..2, motion 3..15; -1 when invalid.
-int ActionIndex(EventType type, int32_t action);
+inline int ActionIndex(EventType type, int32_t action) {
+  if (type == EventType::kKey) return action >= 0 && action <= 2 ? action : -1;
+  // Motion: masked action in bits 0-7, pointer index in bits 8-15, nothing above.
+  if (action < 0 || (action & ~0xFFFF) != 0) return -1;
+  const int masked = action & 0xFF;
+  return masked <= 12 ? 3 + masked : -1;
+}
 constexpr int kActionIndexCount = 16;
 const char* ActionNameByIndex(int index);
+
+namespace wire {
+// Packets come from a socket buffer with no alignment promise: read fields with memcpy.
+inline uint32_t U32(const uint8_t* p, uint32_t off) {
+  uint32_t v;
+  std::memcpy(&v, p + off, sizeof v);
+  return v;
+}
+inline int64_t I64(const uint8_t* p, uint32_t off) {
+  int64_t v;
+  std::memcpy(&v, p + off, sizeof v);
+  return v;
+}
+}  // namespace wire
+
+inline Verdict DecodeReceived(const Layout& l, const void* packet, size_t n, ReceivedEvent* out) {
+  if (packet == nullptr || n < kHeaderSize) return Verdict::kShort;
+  const uint8_t* p = static_cast<const uint8_t*>(packet);
+  const uint32_t type = wire::U32(p, 0);
+  EventType et;
+  if (type == l.type_key) {
+    if (n != l.key_size) return Verdict::kBadSize;
+    et = EventType::kKey;
+  } else if (type == l.type_motion) {
+    if (n < l.pointers_off) return Verdict::kBadSize;
+    const uint32_t count = wire::U32(p, l.pointer_count_off);
+    if (count == 0 || count > kMaxPointers) return Verdict::kBadField;
+    if (n != l.MotionSize(count)) return Verdict::kBadSize;
+    et = EventType::kMotion;
+    out->pointer_count = count;
+  } else {
+    return ClassifyOtherType(l, type);
+  }
+  const uint32_t seq = l.seq_in_header ? wire::U32(p, 4) : wire::U32(p, kHeaderSize);
+  const int64_t event_time = wire::I64(p, l.event_time_off);
+  int32_t action;
+  std::memcpy(&action, p + l.action_off, sizeof action);
+  const int action_index = ActionIndex(et, action);
+  if (seq == 0 || event_time <= 0 || action_index < 0) return Verdict::kBadField;
+  out->type = et;
+  out->action_index = static_cast<int8_t>(action_index);
+  out->seq = seq;
+  out->action = action;
+  out->event_time_ns = event_time;
+  if (et == EventType::kKey) out->pointer_count = 0;
+  return Verdict::kOk;
+}
+
+inline Verdict DecodeSent(const Layout& l, const void* packet, size_t n, FinishedSignal* out) {
+  if (packet == nullptr || n < kHeaderSize) return Verdict::kShort;
+  const uint8_t* p = static_cast<const uint8_t*>(packet);
+  const uint32_t type = wire::U32(p, 0);
+  if (type != l.type_finished) return ClassifyOtherType(l, type);
+  if (n != l.finished_size) return Verdict::kBadSize;
+  uint32_t seq;
+  uint32_t handled;
+  int64_t consume = 0;
+  switch (l.finished_form) {
+    case FinishedForm::kSeqHandledBool:
+      seq = wire::U32(p, kHeaderSize);
+      handled = p[kHeaderSize + 4];
+      break;
+    case FinishedForm::kSeqHandledU32:
+      seq = wire::U32(p, kHeaderSize);
+      handled = wire::U32(p, kHeaderSize + 4);
+      break;
+    case FinishedForm::kHandledConsumeTime:
+    default:
+      seq = wire::U32(p, 4);
+      handled = p[kHeaderSize];
+      consume = wire::I64(p, kHeaderSize + 8);
+      if (consume <= 0) return Verdict::kBadField;
+      break;
+  }
+  if (seq == 0 || handled > 1) return Verdict::kBadField;
+  out->seq = seq;
+  out->handled = handled != 0;
+  out->consume_time_ns = consume;
+  return Verdict::kOk;
+}
 
 }  // namespace jp::input
 
