@@ -11,8 +11,10 @@ if(JP_BUILD_TESTS)
   jp_strict_warnings(jankprobe-footprint)
 endif()
 
-# Regenerates lib/startup_order.ld from this build (valgrind's callgrind; ~1 min). Run it after changes to
-# what runs at load or start: `cmake --build <dir> --target jankprobe-startup-order`, then rebuild.
+# Regenerates lib/startup_order.ld from this build: valgrind's callgrind over jankprobe-footprint for the host
+# phases, and (as root, with tracefs) kernel uprobes over the demo app on the JVM for the JNI, monitor and
+# report paths (tools/footprint/uprobe_trace.py); ~8 min. Run it after changes to what runs at load, at start
+# or in a monitor: `cmake --build <dir> --target jankprobe-startup-order`, then rebuild.
 find_program(JP_VALGRIND valgrind)
 find_package(Python3 COMPONENTS Interpreter)
 if(JP_BUILD_TESTS AND JP_VALGRIND AND Python3_Interpreter_FOUND)
@@ -20,6 +22,10 @@ if(JP_BUILD_TESTS AND JP_VALGRIND AND Python3_Interpreter_FOUND)
     COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/tools/footprint/startup_order.py ${CMAKE_BINARY_DIR}
             ${PROJECT_SOURCE_DIR}/lib/startup_order.ld
     DEPENDS jankprobe-footprint jankprobe
-    COMMENT "lib/startup_order.ld from callgrind runs of jankprobe-footprint"
+    COMMENT "lib/startup_order.ld from callgrind runs of jankprobe-footprint and uprobe traces of the demo app"
     VERBATIM)
+  # jankprobe-demo is defined in tools/demo.cmake (only with a JDK); the JVM phases are skipped without it.
+  if(TARGET jankprobe-demo)
+    add_dependencies(jankprobe-startup-order jankprobe-demo)
+  endif()
 endif()
