@@ -14,6 +14,7 @@
 #include <jni.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -147,7 +148,9 @@ struct alignas(64) IdleWords {
 };
 static_assert(std::atomic<int64_t>::is_always_lock_free && std::atomic<int32_t>::is_always_lock_free,
               "Java writes these words with plain stores");
-static_assert(sizeof(std::atomic<int64_t>) == 8 && sizeof(std::atomic<int32_t>) == 4, "Java's view of them");
+static_assert(offsetof(IdleWords, running_since) == 0 && offsetof(IdleWords, covered) == 8 &&
+                  sizeof(std::atomic<int64_t>) == 8 && sizeof(std::atomic<int32_t>) == 4,
+              "TimingIdleHandlerList's RUNNING_SINCE and COVERED offsets");
 IdleWords& IdleSharedWords();
 void SetIdleHooks(const IdleHooks* hooks);  // nullptr uninstalls
 

@@ -37,14 +37,17 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
    * with memory side effects). Where membarrier is not available the native side never sets covered, and
    * nativeArm runs the real fence.
    */
-  private static native void nativeArm(long startedNs);
-  private static native int nativeEnd(long startedNs, int nameKey, String handlerClass, boolean keep);
+  // Package-private, not private: Timed's queueIdle() uses them, and this code is compiled for Java 8
+  // (and desugared so on Android), where a private member reached from a nested class costs a synthetic
+  // accessor call each time, which the interpreter and the profiling JIT tier do not remove.
+  static native void nativeArm(long startedNs);
+  static native int nativeEnd(long startedNs, int nameKey, String handlerClass, boolean keep);
   private static native ByteBuffer nativeWords();
 
   // Byte offsets in WORDS (hook/jni/jni_refs.h, IdleWords).
-  private static final int RUNNING_SINCE = 0;
-  private static final int COVERED = 8;
-  private static final ByteBuffer WORDS = sharedWords();
+  static final int RUNNING_SINCE = 0;
+  static final int COVERED = 8;
+  static final ByteBuffer WORDS = sharedWords();
 
   private static ByteBuffer sharedWords() {
     ByteBuffer words = null;
