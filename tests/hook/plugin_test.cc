@@ -74,6 +74,27 @@ bool HasThreadNamed(const std::string& name) {
   return found;
 }
 
+// A joined thread can still be listed in /proc/self/task for a moment (the kernel releases it after the
+// join's wake-up), so absence is checked with a bounded wait; presence needs none (Start waits for the tid).
+bool ThreadGone(const std::string& name) {
+  const uint64_t deadline = MonotonicNs() + 2 * kNsPerSec;
+  while (HasThreadNamed(name)) {
+    if (MonotonicNs() > deadline) return false;
+    usleep(1000);
+  }
+  return true;
+}
+
+int SettledThreadCount(int expected) {
+  const uint64_t deadline = MonotonicNs() + 2 * kNsPerSec;
+  int n = ThreadCount();
+  while (n != expected && MonotonicNs() < deadline) {
+    usleep(1000);
+    n = ThreadCount();
+  }
+  return n;
+}
+
 constexpr const char* kEveryMonitorOff =
     "{\"input\": {\"enabled\": false}, \"idle\": {\"enabled\": false}, \"barrier\": {\"enabled\": false},"
     " \"looper\": {\"enabled\": false}}";
@@ -98,7 +119,10 @@ class PluginTest : public ::testing::Test {
     RegisterMonitorFactory(Monitor::kBarrier, MakeFake<Monitor::kBarrier>);
     RegisterMonitorFactory(Monitor::kLooper, nullptr);  // a library built without it
   }
-  void TearDown() override { jankprobe_stop(); }
+  void TearDown() override {
+    jankprobe_stop();
+    ThreadGone("jp-watchdog");  // the next test counts threads
+  }
   Counts& input() { return g_counts[0]; }
   Counts& idle() { return g_counts[1]; }
 };
@@ -169,7 +193,7 @@ TEST_F(PluginTest, StopLeavesNoThreadBehindAndStopsEveryMonitor) {
   ASSERT_EQ(jankprobe_start("{}"), JANKPROBE_OK);
   EXPECT_GT(ThreadCount(), threads_before);  // the watchdog
   jankprobe_stop();
-  EXPECT_EQ(ThreadCount(), threads_before);
+  EXPECT_EQ(SettledThreadCount(threads_before), threads_before);
   EXPECT_EQ(input().stopped, 1);
   EXPECT_EQ(idle().stopped, 1);
   EXPECT_FALSE(Status()["started"].GetBool());
@@ -190,8 +214,8 @@ TEST_F(PluginTest, WatchdogRunsOnlyWhileAMonitorIsOn) {
   // Everything off again: the thread goes; on again: it comes back.
   ASSERT_EQ(jankprobe_configure(kEveryMonitorOff), JANKPROBE_OK);
   EXPECT_EQ(input().stopped, 1);
-  EXPECT_FALSE(HasThreadNamed("jp-watchdog"));
-  EXPECT_EQ(ThreadCount(), threads_before);
+  EXPECT_TRUE(ThreadGone("jp-watchdog"));
+  EXPECT_EQ(SettledThreadCount(threads_before), threads_before);
   ASSERT_EQ(jankprobe_configure("{}"), JANKPROBE_OK);
   EXPECT_EQ(input().started, 2);
   EXPECT_TRUE(HasThreadNamed("jp-watchdog"));
@@ -203,8 +227,8 @@ TEST_F(PluginTest, NoWatchdogLeftWhenTheOnlyWantedMonitorCannotStart) {
   EXPECT_EQ(jankprobe_start("{\"input\": {\"enabled\": false}, \"barrier\": {\"enabled\": false}}"),
             JANKPROBE_ERR_MONITOR);
   EXPECT_EQ(MonitorState("idle"), "disabled: NoSuchFieldError: mIdleHandlers");
-  EXPECT_FALSE(HasThreadNamed("jp-watchdog"));
-  EXPECT_EQ(ThreadCount(), threads_before);
+  EXPECT_TRUE(ThreadGone("jp-watchdog"));  // started for idle, stopped when it could not start
+  EXPECT_EQ(SettledThreadCount(threads_before), threads_before);
   // A monitor this library does not have is not a reason to start it either.
   ASSERT_EQ(jankprobe_configure("{\"input\": {\"enabled\": false}, \"idle\": {\"enabled\": false},"
                                 " \"barrier\": {\"enabled\": false}, \"looper\": {\"enabled\": true}}"),
