@@ -6,6 +6,10 @@
 // The difference of the two is the monitor's cost per handler call. Both loops run on the app's main
 // looper thread, as MessageQueue.next() would call them (the native side's single-writer path is the main
 // thread's); the time is what the loop took there (manual time), not the hand-over to it.
+//
+// This is the compiled steady state (C2). An app's idle handlers run ~100 times a second, so on HotSpot the
+// wrapper spends a long time in the interpreter and in C1's profiling tier first; to measure those, the
+// embedded JVM reads JAVA_TOOL_OPTIONS: e.g. JAVA_TOOL_OPTIONS=-XX:TieredStopAtLevel=3 or =-Xint.
 #include <benchmark/benchmark.h>
 
 #include <string>
