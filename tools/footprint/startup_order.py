@@ -116,7 +116,11 @@ def main():
         for a, b in (("C1E", "C2E"), ("C1I", "C2I"), ("D1E", "D2E")):  # C1I: a constructor template
             if a in name or b in name:
                 variants |= {name.replace(a, b), name.replace(b, a)}
-        out = ["*(%s)" % " ".join(".text.%s .text.%s.*" % (v, v) for v in sorted(variants))]
+        # __attribute__((hot)) puts a function in .text.hot.<name>, __attribute__((cold)) in
+        # .text.unlikely.<name> (the input monitor marks its hot path and rare branches so); the cold part
+        # of a split function sits in .text.unlikely.<name> too (gathered with it: a few KB).
+        out = ["*(%s)" % " ".join(".text.%s .text.%s.* .text.hot.%s .text.unlikely.%s" % (v, v, v, v)
+                                  for v in sorted(variants))]
         if ".cold" in name:  # the cold part of a split function sits in .text.unlikely.<function>
             out.append("*(.text.unlikely.%s)" % name.split(".cold")[0])
         if name in LIBGCC_OBJECTS:  # libgcc is not built with -ffunction-sections: name its object
