@@ -1,41 +1,27 @@
 #include "idle/idle_timing.h"
 
 #include <sched.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <mutex>
 #include <string_view>
 
 #include "hook/asymmetric_fence.h"
+#include "hook/caller_tid.h"
 #include "hook/clock.h"
 #include "hook/event_clock.h"
 #include "hook/in_flight_gate.h"
 #include "hook/jni/jni_refs.h"
 #include "hook/jni/jni_util.h"
 #include "hook/report.h"
+#include "hook/split_counter.h"
 #include "hook/string_intern.h"
-#include "input/split_counter.h"  // generic; belongs in hook/ beside the gate it pairs with
 
 namespace jp::idle {
 namespace {
 
 // One deadline id for the monitor: the deadline is "sticky" (see ArmIfIdle).
 constexpr uint64_t kDeadlineId = 0x1D1Eull << 48;
-
-// The calling thread's kernel tid, for the in-flight gate's owner test (the main thread is the owner).
-// bionic keeps it in the thread's own struct; glibc's gettid() is a syscall, so it is cached per thread
-// (initial-exec TLS: no allocation on first touch, unlike a dynamic TLS block of a dlopen'ed library).
-uint32_t CallerTid() noexcept {
-#if defined(__BIONIC__)
-  return static_cast<uint32_t>(gettid());
-#else
-  static thread_local uint32_t tid __attribute__((tls_model("initial-exec"))) = 0;
-  if (tid == 0) tid = static_cast<uint32_t>(syscall(SYS_gettid));
-  return tid;
-#endif
-}
 
 struct Timing {
   std::atomic<bool> active{false};
@@ -45,9 +31,9 @@ struct Timing {
   std::atomic<const hook::PluginContext*> context{nullptr};
   std::atomic<uint64_t> lag_ns{200 * hook::kNsPerMs};
   // The main thread (the gate's owner) counts with a plain load + store, other threads atomically.
-  input::SplitCounter calls;
-  input::SplitCounter lags;
-  input::SplitCounter arm_calls;  // nativeArm calls: Java found no deadline covering its call
+  hook::SplitCounter calls;
+  hook::SplitCounter lags;
+  hook::SplitCounter arm_calls;  // nativeArm calls: Java found no deadline covering its call
   std::atomic<uint64_t> deadline_arms{0};
   // Changes at every activation: name keys of an earlier one are stale (see NameKey).
   std::atomic<uint32_t> epoch{0};
@@ -137,7 +123,7 @@ void OnDeadline(const hook::DeadlineFired& fired, void*) {
 void Arm(JNIEnv*, jlong started_ns) {
   jni::IdleWords& words = Words();
   words.running_since.store(started_ns, std::memory_order_relaxed);
-  hook::InFlightGate::Pass pass = g_timing.gate.Enter(CallerTid(), g_timing.active);
+  hook::InFlightGate::Pass pass = g_timing.gate.Enter(hook::CallerTid(), g_timing.active);
   if (pass.open) {
     const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
     g_timing.arm_calls.Add(pass.exclusive());
@@ -217,7 +203,7 @@ jint Record(const hook::InFlightGate::Pass& pass, JNIEnv* env, uint64_t begin, u
     hook::Event e;
     e.ts_ns = begin;
     e.dur_ns = dur;
-    e.tid = ctx->main_tid ? ctx->main_tid : CallerTid();
+    e.tid = ctx->main_tid ? ctx->main_tid : hook::CallerTid();
     e.kind = hook::EventKind::kIdleHandler;
     e.name = id;
     e.args[0] = hook::EventArg::Int(g_timing.keep_key.load(std::memory_order_relaxed), keep ? 1 : 0);
@@ -243,7 +229,7 @@ jint End(JNIEnv* env, jlong started_ns, jint name_key, jstring handler_class, jb
   const uint64_t end = hook::ProcessEventClock().NowNs();
   Words().running_since.store(0, std::memory_order_relaxed);
   // A call begun before the monitor started, or ending after it stopped, is not recorded (gate closed).
-  const hook::InFlightGate::Pass pass = g_timing.gate.Enter(CallerTid(), g_timing.active);
+  const hook::InFlightGate::Pass pass = g_timing.gate.Enter(hook::CallerTid(), g_timing.active);
   const jint key =
       pass.open && started_ns > 0
           ? Record(pass, env, static_cast<uint64_t>(started_ns), end, name_key, handler_class, keep)

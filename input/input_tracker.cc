@@ -1,27 +1,17 @@
 #include "input/input_tracker.h"
 
 #include <errno.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <new>
 
+#include "hook/caller_tid.h"
 #include "hook/clock.h"
 #include "input/hot_path.h"
 
 namespace jp::input {
-
-JP_INPUT_HOT uint32_t CachedTid() noexcept {
-#if defined(__BIONIC__)
-  return static_cast<uint32_t>(gettid());  // bionic reads it from the thread's own struct
-#else
-  static thread_local uint32_t tid __attribute__((tls_model("initial-exec"))) = 0;
-  if (tid == 0) tid = static_cast<uint32_t>(syscall(SYS_gettid));
-  return tid;
-#endif
-}
 
 namespace {
 // The hot paths leave errno as the original call set it. Only the watchdog's Arm/Disarm (rare: a new
@@ -146,7 +136,7 @@ JP_INPUT_COLD void InputTracker::ArmEarlier(uint64_t armed, uint64_t due) noexce
 
 JP_INPUT_HOT_ENTRY void InputTracker::OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
   if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return;
-  const uint32_t tid = CachedTid();
+  const uint32_t tid = hook::CallerTid();
   const hook::InFlightGate::Pass pass = gate_.Enter(tid, enabled_);
   if (pass.open) Received(pass.exclusive(), tid, fd, buf, n, capacity);
   gate_.Leave(pass);
@@ -210,7 +200,7 @@ JP_INPUT_HOT void InputTracker::Track(bool owner, uint32_t tid, int fd, const Re
 JP_INPUT_HOT_ENTRY void InputTracker::OnSent(int fd, const void* buf, ssize_t n) noexcept {
   // A send that failed (EAGAIN: the socket is full) finished nothing; the retry that succeeds does.
   if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return;
-  const hook::InFlightGate::Pass pass = gate_.Enter(CachedTid(), enabled_);
+  const hook::InFlightGate::Pass pass = gate_.Enter(hook::CallerTid(), enabled_);
   if (pass.open) Sent(pass.exclusive(), fd, buf, n);
   gate_.Leave(pass);
 }

@@ -32,7 +32,7 @@
 #include "hook/in_flight_gate.h"
 #include "input/input_message.h"
 #include "input/pending_events.h"
-#include "input/split_counter.h"
+#include "hook/split_counter.h"
 
 namespace jp::input {
 
@@ -143,7 +143,7 @@ class InputTracker {
   // Due time of the monitor deadline that is armed (UINT64_MAX: none). Lowered by CAS from the hot path,
   // reset by the callback that fires for it; see LowerDeadline and OnMonitorDeadline.
   std::atomic<uint64_t> armed_due_ns_{UINT64_MAX};
-  SplitCounter events_read_, events_finished_;
+  hook::SplitCounter events_read_, events_finished_;
   uint16_t name_fd_timed_ = 0, key_fd_ = 0, key_seq_ = 0, key_dispatch_ = 0, key_consume_ = 0, key_mode_ = 0,
            value_fd_ = 0;
   uint16_t action_names_[kActionIndexCount] = {};
@@ -159,16 +159,12 @@ class InputTracker {
   // once no callback can run).
   std::vector<hook::StackSample> stacks_;
 
-  SplitCounter fd_timed_, unmatched_finished_;
-  SplitCounter rejected_received_[kVerdictCount];
-  SplitCounter rejected_sent_[kVerdictCount];
+  hook::SplitCounter fd_timed_, unmatched_finished_;
+  hook::SplitCounter rejected_received_[kVerdictCount];
+  hook::SplitCounter rejected_sent_[kVerdictCount];
   std::atomic<uint64_t> table_full_{0}, arm_failures_{0}, lag_reports_{0}, anr_reports_{0},
       dropped_at_disable_{0}, deadline_scans_{0};
 };
-
-// The calling thread's kernel tid without a syscall per call (bionic caches it; elsewhere an
-// initial-exec thread_local, which never allocates).
-uint32_t CachedTid() noexcept;
 
 }  // namespace jp::input
 

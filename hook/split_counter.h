@@ -1,13 +1,13 @@
 // A statistics counter bumped on the hot path: the InFlightGate owner thread adds to its own word with a
 // plain load + store (no locked instruction; nobody else writes that word), every other thread with a
 // relaxed fetch_add on a second word. Readers add the two.
-#ifndef JANKPROBE_INPUT_SPLIT_COUNTER_H_
-#define JANKPROBE_INPUT_SPLIT_COUNTER_H_
+#ifndef JANKPROBE_HOOK_SPLIT_COUNTER_H_
+#define JANKPROBE_HOOK_SPLIT_COUNTER_H_
 
 #include <atomic>
 #include <cstdint>
 
-namespace jp::input {
+namespace jp::hook {
 
 class SplitCounter {
  public:
@@ -27,6 +27,6 @@ class SplitCounter {
   std::atomic<uint64_t> shared_{0};
 };
 
-}  // namespace jp::input
+}  // namespace jp::hook
 
-#endif  // JANKPROBE_INPUT_SPLIT_COUNTER_H_
+#endif  // JANKPROBE_HOOK_SPLIT_COUNTER_H_
