@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "hook/chrome_trace_exporter.h"
+#include "hook/clock.h"
 #include "hook/plugin.h"
 
 namespace jp::hook {
@@ -53,7 +54,9 @@ int Plugin::Export(const char* path, int format) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (!timeline_) return Fail(JANKPROBE_ERR_STATE, "nothing to export: the plugin never ran on this device");
-  TimelineRead live = timeline_->Snapshot();
+  // Records still on their way into the timeline (the poll source's finished dispatches wait in its ring
+  // for the watchdog) are exported too; what is still running is not (it has no end yet).
+  TimelineRead live = reports_.SnapshotWithInFlight(*timeline_, MonotonicNs(), /*running_too=*/false);
   std::vector<TraceProcess> processes;
   TraceProcess current;
   current.pid = static_cast<int32_t>(getpid());

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
+#include <tuple>
 
 #include "hook/clock.h"
 
@@ -35,6 +37,29 @@ void ReportSink::RemoveInFlightProvider(InFlightProvider fn, void* arg) {
   in_flight_.erase(std::remove(in_flight_.begin(), in_flight_.end(), std::make_pair(fn, arg)), in_flight_.end());
 }
 
+TimelineRead ReportSink::SnapshotWithInFlight(const Timeline& timeline, uint64_t now_ns, bool running_too) const {
+  std::vector<std::pair<InFlightProvider, void*>> providers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    providers = in_flight_;
+  }
+  // Providers first, the snapshot second: a pending record a provider missed because it was appended in
+  // between is then in the snapshot (see InFlightProvider).
+  std::vector<Event> lent;
+  for (const auto& [fn, arg] : providers) fn(now_ns, running_too, &lent, arg);
+  TimelineRead read = timeline.Snapshot();
+  if (lent.empty()) return read;
+  auto key = [](const Event& e) {
+    return std::make_tuple(static_cast<uint16_t>(e.kind), e.tid, e.ts_ns, e.dur_ns);
+  };
+  std::set<std::tuple<uint16_t, uint32_t, uint64_t, uint64_t>> held;
+  for (const Event& e : read.events) held.insert(key(e));
+  for (const Event& e : lent) {
+    if (!held.count(key(e))) read.events.push_back(e);
+  }
+  return read;
+}
+
 bool ReportSink::AllowLocked(const std::string& type, uint64_t now_ns) {
   std::deque<uint64_t>& times = recent_[type];
   while (!times.empty() && now_ns - times.front() >= 60 * kNsPerSec) times.pop_front();
@@ -54,17 +79,7 @@ bool ReportSink::Submit(const Report& report, const Timeline* timeline, uint32_t
   // The snapshot and rendering run outside the lock: they are the slow part.
   std::vector<BlockedBy> blocked;
   if (timeline) {
-    TimelineRead read = timeline->Snapshot();
-    std::vector<std::pair<InFlightProvider, void*>> providers;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      providers = in_flight_;
-    }
-    const uint64_t now = MonotonicNs();
-    for (const auto& [fn, arg] : providers) {
-      Event running;
-      if (fn(now, &running, arg)) read.events.push_back(running);
-    }
+    const TimelineRead read = SnapshotWithInFlight(*timeline, MonotonicNs(), /*running_too=*/true);
     blocked = FindBlockedBy(read.events, main_tid, report.ts_ns, report.dur_ns, OwnRecordKinds(report.monitor),
                             kMaxBlockedBy);
   }

@@ -19,12 +19,15 @@ namespace jp::hook {
 
 using ReportListener = void (*)(const char* report_json, void* arg);
 
-// Something still running on the main thread has no timeline record yet (it is written when it ends), but
-// it is exactly what a report raised mid-stall must name. A monitor that tracks such work (the looper's
-// current message) lends it to reports: fills *out with start, kind, name and args (dur_ns = running
-// time so far) and returns true, or returns false when nothing runs. Called on the reporting thread; it
-// must not block (use try_lock).
-using InFlightProvider = bool (*)(uint64_t now_ns, Event* out, void* arg);
+// Main-thread work the timeline does not hold yet, lent to reports and exports by the monitor that tracks it:
+// - records on their way: finished work whose record another thread appends later (the looper's poll
+//   source hands finished dispatches to the watchdog, which appends them when it drains its ring);
+// - with running_too, work still running (written when it ends), with dur_ns = running time so far: exactly
+//   what a report raised mid-stall must name.
+// The provider appends copies to *out. Called on the reporting or exporting thread; it must not block (use
+// try_lock) and must read its pending records before the caller snapshots the timeline (see
+// SnapshotWithInFlight), so that a record appended meanwhile is in one of the two.
+using InFlightProvider = void (*)(uint64_t now_ns, bool running_too, std::vector<Event>* out, void* arg);
 
 class ReportSink {
  public:
@@ -43,6 +46,10 @@ class ReportSink {
   // At most one provider per `arg`; removing waits for nothing (providers never block and are static code).
   void AddInFlightProvider(InFlightProvider fn, void* arg);
   void RemoveInFlightProvider(InFlightProvider fn, void* arg);
+
+  // The timeline's records plus what the providers lend (running work only with running_too), each record
+  // once: a lent record the snapshot already holds (appended between the two reads) is not added again.
+  TimelineRead SnapshotWithInFlight(const Timeline& timeline, uint64_t now_ns, bool running_too) const;
 
   // Renders and publishes a report. `timeline` (may be null) supplies blocked_by; `main_tid` names the main
   // thread. Returns false when the report was rate-limited (it is then only counted).

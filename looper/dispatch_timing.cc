@@ -451,25 +451,33 @@ void internal::ReportFinished() {
   }
 }
 
-// The message running right now, for reports raised while it still runs (see hook::InFlightProvider).
-// try_lock: the main thread holds the mutex only for a few stores, and a report must never wait on it.
-static bool RunningMessage(uint64_t now_ns, hook::Event* out, void*) {
+// What the timeline does not hold yet (see hook::InFlightProvider): the poll source's finished gaps still
+// in its ring, and with running_too the message running right now. try_lock: the main thread holds the
+// mutex only for a few stores, and a report must never wait on it.
+static void InFlight(uint64_t now_ns, bool running_too, std::vector<hook::Event>* out, void*) {
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
-  if (!ctx || !g.active.load(std::memory_order_acquire)) return false;
-  if (g.poll_active.load(std::memory_order_acquire)) return PollRunningMessage(ctx, now_ns, out);
+  if (!ctx || !g.active.load(std::memory_order_acquire)) return;
+  if (g.poll_active.load(std::memory_order_acquire)) {
+    PollPendingRecords(ctx, out);
+    hook::Event running;
+    if (running_too && PollRunningMessage(ctx, now_ns, &running)) out->push_back(running);
+    return;
+  }
+  if (!running_too) return;
   std::unique_lock<std::mutex> lock(g.mu, std::try_to_lock);
-  if (!lock.owns_lock() || !g.locked->cur.running) return false;
+  if (!lock.owns_lock() || !g.locked->cur.running) return;
   const Dispatch& d = g.locked->cur.d;
-  out->ts_ns = d.start_ns;
-  out->dur_ns = now_ns > d.start_ns ? now_ns - d.start_ns : 1;
-  out->tid = MainTid(ctx);
-  out->kind = hook::EventKind::kLooperMessage;
-  out->name = d.callback ? d.callback : d.target;
-  out->args[0] = hook::EventArg::Int(g.key_what, d.what);
-  out->args[1] = hook::EventArg::String(g.key_target, d.target);
-  out->args[2] = hook::EventArg::String(g.key_callback, d.callback);
-  out->args[3] = hook::EventArg::Int(g.key_running, 1);
-  return true;
+  hook::Event e;
+  e.ts_ns = d.start_ns;
+  e.dur_ns = now_ns > d.start_ns ? now_ns - d.start_ns : 1;
+  e.tid = MainTid(ctx);
+  e.kind = hook::EventKind::kLooperMessage;
+  e.name = d.callback ? d.callback : d.target;
+  e.args[0] = hook::EventArg::Int(g.key_what, d.what);
+  e.args[1] = hook::EventArg::String(g.key_target, d.target);
+  e.args[2] = hook::EventArg::String(g.key_callback, d.callback);
+  e.args[3] = hook::EventArg::Int(g.key_running, 1);
+  out->push_back(e);
 }
 
 void ActivateTiming(const hook::PluginContext* context, const Config& config) {
@@ -488,7 +496,7 @@ void ActivateTiming(const hook::PluginContext* context, const Config& config) {
     g.value_poll = t->Intern("poll");
     g.name_poll = t->Intern("dispatch (poll: no message identity)");
   }
-  if (context->reports) context->reports->AddInFlightProvider(&RunningMessage, nullptr);
+  if (context->reports) context->reports->AddInFlightProvider(&InFlight, nullptr);
   {
     std::lock_guard<std::mutex> lock(g.mu);
     // The first start pays for the history pool; later ones reuse it (never freed: see timing_state.h).
@@ -524,7 +532,7 @@ void DeactivateTiming() {
   jni::SetLooperHooks(nullptr);
   g.active.store(false, std::memory_order_release);
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
-  if (ctx && ctx->reports) ctx->reports->RemoveInFlightProvider(&RunningMessage, nullptr);
+  if (ctx && ctx->reports) ctx->reports->RemoveInFlightProvider(&InFlight, nullptr);
   if (ctx && ctx->watchdog) {
     uint64_t seq;
     {

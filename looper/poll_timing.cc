@@ -5,12 +5,22 @@
 // epoll_wait is "starts working" and the next call into it is "done": each gap between them is one message
 // dispatch, one idle-handler pass, or one round of fd callbacks.
 //
-// Main thread, per gap (the proxies below): a pthread_self() compare first (other loopers wait in the same
+// Main thread, per gap (the proxies below): a thread-pointer compare first (other loopers wait in the same
 // library), one read of the process event clock at each edge (hook/event_clock.h: the CPU counter scaled
-// to CLOCK_MONOTONIC, within 50 us of it; the input monitor stamps with the same clock), the gap published in two atomics, a `looper.message`
-// record, and the finished gap pushed into a single-producer ring. No JNI, no allocation, no lock, no
-// syscall: the watchdog drains the ring into the history window (every check period, before a report,
-// and when status is read) and attaches the samples it took while the gap ran.
+// to CLOCK_MONOTONIC, within 50 us of it; the input monitor stamps with the same clock), the gap published
+// in two atomics, and the finished gap pushed into a single-producer ring. No JNI, no allocation, no lock,
+// no locked instruction, no syscall. The watchdog drains the ring (every check period, 200 ms; before a
+// report; when status is read): it appends each gap's `looper.message` record to the timeline and adds
+// the gap to the history window with the samples it took while the gap ran.
+//
+// Why the record is appended by the drain and not by the main thread: the timeline is shared by every
+// thread, so its append takes a locked instruction and ~70 instructions around it, the biggest part of
+// a gap's cost at ~400 gaps/s. What a record appended up to 200 ms late changes: reports and exports
+// read the ring's pending gaps too (PollPendingRecords, through the report sink's in-flight providers),
+// so a report names a gap that ended a moment ago; a process killed outright loses at most the gaps of
+// its last check period from the timeline file (an ANR kill comes seconds into one stuck gap, after the
+// earlier ones were drained). A full ring (the watchdog starved for 1024 gaps) makes the main thread
+// append the record itself: no record is ever lost to it.
 //
 // Sampling deadline: armed lazily, not per gap. Arming one per message (as the printer source does) wakes
 // the watchdog with a futex whenever the new deadline is earlier than its planned wake, which on a busy
@@ -29,6 +39,7 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "hook/asymmetric_fence.h"
 #include "hook/clock.h"
@@ -136,6 +147,19 @@ class PollInside {
 };
 bool PollActive() { return g.poll_active.load(std::memory_order_acquire); }
 
+// A finished gap's timeline record (the drain's, the full ring's and the pending copies' one shape: the
+// report sink recognises a pending copy the timeline already holds by kind, tid, start and duration).
+hook::Event GapRecord(const hook::PluginContext* ctx, uint64_t start_ns, uint64_t wall_ns) {
+  hook::Event e;
+  e.ts_ns = start_ns;
+  e.dur_ns = wall_ns;
+  e.tid = MainTid(ctx);
+  e.kind = hook::EventKind::kLooperMessage;
+  e.name = g.name_poll;
+  e.args[0] = hook::EventArg::String(g.key_source, g.value_poll);
+  return e;
+}
+
 // epoll_wait returned on the main thread: a gap starts, at t0 (0: read the clock now). Inside PollInside.
 void GapStarts(uint64_t t0) {
   if (!PollActive()) return;
@@ -175,27 +199,24 @@ uint64_t GapEnds() {
   g.poll_gaps.store(g.poll_gaps.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   g.messages.store(g.messages.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 
-  if (ctx->timeline) {
-    // Packed from registers: an Event built on the stack and packed out of line stalls store forwarding.
-    hook::PendingRecord w =
-        hook::PackRecord(g_main.start_ns, wall, MainTid(ctx), hook::EventKind::kLooperMessage, g.name_poll);
-    hook::PackArg(&w, 0, hook::EventArg::String(g.key_source, g.value_poll));
-    ctx->timeline->AppendPacked(w);
-  }
-
   const uint64_t sample_after = g.sample_after_ns.load(std::memory_order_relaxed);
   const uint64_t head = g.ring_head.load(std::memory_order_relaxed);
   bool pushed = false;
   if (head - g.ring_tail.load(std::memory_order_acquire) < kPollRing) {
+    // Relaxed atomic stores (plain stores in the machine code): PollPendingRecords may copy a slot while
+    // this thread writes it, and throws such a copy away.
     PollGap& slot = g.ring[head % kPollRing];
-    slot.seq = seq;
-    slot.start_ns = g_main.start_ns;
-    slot.wall_ns = wall;
-    slot.cpu_end_ns = wall >= sample_after ? ThreadCpuNs() : 0;  // only gaps the sampler may have seen
+    __atomic_store_n(&slot.seq, seq, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot.start_ns, g_main.start_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot.wall_ns, wall, __ATOMIC_RELAXED);
+    // Only gaps the sampler may have seen read the CPU clock.
+    __atomic_store_n(&slot.cpu_end_ns, wall >= sample_after ? ThreadCpuNs() : 0, __ATOMIC_RELAXED);
     g.ring_head.store(head + 1, std::memory_order_release);
     pushed = true;
   } else {
     g.poll_ring_full.store(g.poll_ring_full.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    // The drain will not see this gap: its record goes into the timeline from here.
+    if (ctx->timeline) ctx->timeline->Append(GapRecord(ctx, g_main.start_ns, wall));
   }
   if (wall >= g.lag_ns.load(std::memory_order_relaxed) && ctx->watchdog) {
     if (!pushed || !ctx->watchdog->Arm(kPollReportTag | seq, t1, OnPollReport, nullptr)) {
@@ -400,8 +421,12 @@ void DrainPollGapsLocked() {
   uint64_t tail = g.ring_tail.load(std::memory_order_relaxed);
   const uint64_t head = g.ring_head.load(std::memory_order_acquire);
   const uint64_t lag = g.lag_ns.load(std::memory_order_relaxed);
+  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   for (; tail != head; ++tail) {
     const PollGap& e = g.ring[tail % kPollRing];
+    // Appended before the tail moves past it (release, below): a reader that finds it gone from the ring
+    // finds it in the timeline.
+    if (ctx && ctx->timeline) ctx->timeline->Append(GapRecord(ctx, e.start_ns, e.wall_ns));
     Dispatch d;
     d.start_ns = e.start_ns;
     d.wall_ns = e.wall_ns;
@@ -438,6 +463,27 @@ void DrainPollGapsLocked() {
 void DrainPollGaps() {
   std::lock_guard<std::mutex> lock(g.mu);
   DrainPollGapsLocked();
+}
+
+void PollPendingRecords(const hook::PluginContext* ctx, std::vector<hook::Event>* out) {
+  // The producer writes slot i + kPollRing only once the tail has passed i. So a slot copied while the
+  // tail (read again after the copies) is still at or below its index was not being rewritten; one below
+  // it was drained, its record appended before the tail moved (the caller's later timeline snapshot has it).
+  const uint64_t head = g.ring_head.load(std::memory_order_acquire);
+  const uint64_t tail = g.ring_tail.load(std::memory_order_acquire);
+  if (tail >= head) return;
+  const uint64_t n = head - tail < kPollRing ? head - tail : kPollRing;
+  std::vector<PollGap> copy(static_cast<size_t>(n));
+  for (uint64_t i = 0; i < n; ++i) {
+    PollGap& slot = g.ring[(tail + i) % kPollRing];
+    copy[i].start_ns = __atomic_load_n(&slot.start_ns, __ATOMIC_RELAXED);
+    copy[i].wall_ns = __atomic_load_n(&slot.wall_ns, __ATOMIC_RELAXED);
+  }
+  std::atomic_thread_fence(std::memory_order_acquire);  // the copies before the second tail read
+  const uint64_t tail_after = g.ring_tail.load(std::memory_order_acquire);
+  for (uint64_t i = tail_after > tail ? tail_after - tail : 0; i < n; ++i) {
+    out->push_back(GapRecord(ctx, copy[i].start_ns, copy[i].wall_ns));
+  }
 }
 
 bool PollRunningMessage(const hook::PluginContext* ctx, uint64_t now_ns, hook::Event* out) {

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 #include "hook/clock.h"
 #include "hook/event_clock.h"
@@ -164,6 +165,9 @@ void ReportFinished();
 // Poll source (poll_timing.cc): its deadline callbacks, the watchdog-side drain, the in-flight record.
 void DrainPollGaps();
 bool PollRunningMessage(const hook::PluginContext* ctx, uint64_t now_ns, hook::Event* out);
+// Copies of the records of finished gaps still in the ring (the drain appends them to the timeline), for
+// reports and export; lock-free, the ring is not consumed.
+void PollPendingRecords(const hook::PluginContext* ctx, std::vector<hook::Event>* out);
 
 }  // namespace jp::looper::internal
 

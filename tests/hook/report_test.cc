@@ -2,11 +2,14 @@
 #include <rapidjson/document.h>
 
 #include <atomic>
+#include <algorithm>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "hook/report.h"
 #include "hook/report_sink.h"
+#include "hook/timeline.h"
 
 namespace jp::hook {
 namespace {
@@ -218,6 +221,63 @@ TEST(ReportSink, TrimsStacksToTheFrameLimitKeepingTheInnermost) {
   ASSERT_EQ(d["stack"].Size(), 2u);
   EXPECT_STREQ(d["stack"][0]["frame"].GetString(), "at a.Inner.f()");
   EXPECT_EQ(d["stack_frames_dropped"].GetInt(), 1);
+}
+
+// A provider for SnapshotWithInFlight: lends `pending` always and `running` only when asked for it.
+struct Lender {
+  std::vector<Event> pending;
+  Event running;
+  int calls = 0;
+};
+void Lend(uint64_t, bool running_too, std::vector<Event>* out, void* arg) {
+  Lender* l = static_cast<Lender*>(arg);
+  ++l->calls;
+  out->insert(out->end(), l->pending.begin(), l->pending.end());
+  if (running_too) out->push_back(l->running);
+}
+
+TEST(ReportSink, SnapshotsLendPendingRecordsOnceAndRunningWorkOnlyWhenAsked) {
+  std::string why;
+  std::unique_ptr<Timeline> tl = Timeline::Create(Timeline::Options(), &why);
+  ASSERT_TRUE(tl) << why;
+  const Event in_timeline = MakeEvent(EventKind::kLooperMessage, 7, 1000, 50);
+  tl->Append(in_timeline);
+  Lender lender;
+  // One record the timeline already holds (appended between the provider's read and the snapshot), one it
+  // does not hold yet, and the running message.
+  lender.pending = {in_timeline, MakeEvent(EventKind::kLooperMessage, 7, 2000, 300)};
+  lender.running = MakeEvent(EventKind::kLooperMessage, 7, 3000, 40);
+  ReportSink sink;
+  sink.AddInFlightProvider(&Lend, &lender);
+  sink.AddInFlightProvider(&Lend, &lender);  // at most once per arg
+
+  auto count = [](const TimelineRead& r, uint64_t ts) {
+    return std::count_if(r.events.begin(), r.events.end(), [&](const Event& e) { return e.ts_ns == ts; });
+  };
+  const TimelineRead with_running = sink.SnapshotWithInFlight(*tl, 5000, true);
+  EXPECT_EQ(lender.calls, 1);
+  EXPECT_EQ(count(with_running, 1000), 1) << "a lent record the timeline holds is not added twice";
+  EXPECT_EQ(count(with_running, 2000), 1);
+  EXPECT_EQ(count(with_running, 3000), 1);
+  const TimelineRead without = sink.SnapshotWithInFlight(*tl, 5000, false);
+  EXPECT_EQ(count(without, 2000), 1);
+  EXPECT_EQ(count(without, 3000), 0) << "running work is lent only when asked for (exports do not)";
+
+  // A report right after the pending record ended names it, though the timeline does not hold it yet.
+  Report r;
+  r.type = "touch_lag";
+  r.monitor = "input";
+  r.ts_ns = 1900;
+  r.dur_ns = 500;
+  sink.Submit(r, tl.get(), 7);
+  rapidjson::Document d;
+  d.Parse(sink.Kept().at(0).c_str());
+  ASSERT_TRUE(d.HasMember("blocked_by"));
+  ASSERT_GE(d["blocked_by"].Size(), 1u);
+  EXPECT_DOUBLE_EQ(d["blocked_by"][0]["overlap_ms"].GetDouble(), 0.0003) << "the 300 ns pending gap, first";
+
+  sink.RemoveInFlightProvider(&Lend, &lender);
+  EXPECT_EQ(count(sink.SnapshotWithInFlight(*tl, 5000, true), 2000), 0);
 }
 
 }  // namespace

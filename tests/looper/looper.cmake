@@ -13,3 +13,10 @@ jp_add_jvm_test(looper_poll_jvm_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/looper_po
 if(TARGET looper_poll_jvm_test)
   target_link_libraries(looper_poll_jvm_test PRIVATE jp_plt)
 endif()
+# The poll source natively (no JVM): its gap records through the drain and the report sink's providers.
+include(${CMAKE_CURRENT_LIST_DIR}/../fixtures/libutils.cmake)
+if(TARGET jp_libutils)
+  jp_add_gtest(poll_source_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/poll_source_test.cc LIBS jp_looper jp_hook jp_plt TIMEOUT 60)
+  target_compile_definitions(poll_source_test PRIVATE JP_LIBUTILS_PATH="$<TARGET_FILE:jp_libutils>")
+  add_dependencies(poll_source_test jp_libutils)
+endif()

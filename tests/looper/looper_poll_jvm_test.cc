@@ -335,7 +335,9 @@ TEST_F(LooperPollJvmTest, TheSourceSwitchesAtRuntimeAndOffLeavesTheSlotUnpatched
   EXPECT_NE(LibraryOf(EpollWaitSlot(&why)).find("libjankprobe.so"), std::string::npos);
   const int64_t g0 = s.Int("poll_gaps");
   ASSERT_EQ(Scenario("runQuick", "(I)I", {I(5)}), 0);
-  EXPECT_GE(Status().Int("poll_gaps") - g0, 5);
+  // The main thread may have been waiting in libc's epoll_wait since before the hook went in: the first
+  // message it wakes for is then not timed (its gap has no start), the other four are.
+  EXPECT_GE(Status().Int("poll_gaps") - g0, 4);
   // Off: the slot holds libc's epoll_wait again.
   ASSERT_EQ(Configure(LooperConfig(R"("enabled":false)")), 0);
   EXPECT_EQ(EpollWaitSlot(&why), original) << LibraryOf(EpollWaitSlot(&why)) << " " << why;
