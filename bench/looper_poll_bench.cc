@@ -1,12 +1,13 @@
 // The poll source's cost per main-thread gap, natively (no JVM noise): the libutils.so fixture's
-// pollOnce(0) in a loop, i.e. one epoll_wait(0) through libutils.so's GOT per iteration, which is one gap
-// end + one gap start for the poll source. Side by side in one run:
+// pollOnce(0) in a loop, i.e. one epoll_wait(0) through libutils.so's GOT per poll, which is one gap end +
+// one gap start for the poll source. Side by side in one run (ns_per_gap: per poll):
 // - PollOnce/unhooked: the slot holds libc's epoll_wait (the app without jankprobe);
 // - PollOnce/other_thread: the poll source installed, this thread is not the looper's main thread (what
-//   every other Looper thread pays: the pthread_self() compare);
-// - PollOnce/main_thread: this thread is the main thread: both edges timed, the looper.message record, the
-//   ring entry. Its difference to "unhooked" is the added cost per message. The label names the clock
-//   the gaps were timed with (the process event clock: the CPU counter where validated).
+//   every other Looper thread pays: the thread-pointer compare);
+// - PollOnce/main_thread: this thread is the main thread: both edges timed, the gap pushed into the ring.
+//   Its difference to "unhooked" is the added cost per message on the main thread. The label names the
+//   clock the gaps were timed with (the process event clock: the CPU counter where validated).
+// - DrainGaps: the watchdog's side, per gap: its looper.message record appended, the history updated.
 // The plugin pieces are the real ones (timeline, watchdog, looper timing); only the JVM is absent.
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
@@ -63,6 +64,8 @@ World* Get() {
   return w;
 }
 
+constexpr int kBatch = 512;  // gaps per iteration (half the ring)
+
 void PollOnce(benchmark::State& state, int mode) {
   World* w = Get();
   if (!w->ok) return state.SkipWithError(("setup: " + w->why).c_str());
@@ -74,11 +77,41 @@ void PollOnce(benchmark::State& state, int mode) {
       return state.SkipWithError(("StartPollSource: " + why).c_str());
     }
   }
-  for (auto _ : state) benchmark::DoNotOptimize(w->poll(w->looper, 0));
+  // Batches of kBatch polls, then the watchdog's drain with the clock stopped (in the app it runs every
+  // 200 ms on the watchdog thread, ~80 gaps at a time: without it the ring fills and the main thread
+  // falls back to appending records itself). The same pause in every mode keeps them comparable.
+  for (auto _ : state) {
+    for (int i = 0; i < kBatch; ++i) benchmark::DoNotOptimize(w->poll(w->looper, 0));
+    state.PauseTiming();
+    if (mode == 2) looper::DrainPollSource();
+    state.ResumeTiming();
+  }
   if (mode > 0) looper::StopPollSource();
   // The clock the gaps were timed with (hook/event_clock.h): "tsc"/"cntvct", or "clock_gettime".
   if (mode == 2) state.SetLabel(std::string("clock: ") + hook::ProcessEventClock().source());
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kBatch);
+  state.counters["ns_per_gap"] = benchmark::Counter(static_cast<double>(state.iterations()) * kBatch,
+                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// The watchdog's side: draining kBatch finished gaps (their looper.message records appended to the
+// timeline, the history window updated). Off the main thread in the app.
+void BM_DrainGaps(benchmark::State& state) {
+  World* w = Get();
+  if (!w->ok) return state.SkipWithError(("setup: " + w->why).c_str());
+  std::string why;
+  if (!looper::StartPollSource("libutils.so", static_cast<uintptr_t>(pthread_self()), w->ctx.main_tid, &why)) {
+    return state.SkipWithError(("StartPollSource: " + why).c_str());
+  }
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (int i = 0; i < kBatch; ++i) w->poll(w->looper, 0);
+    state.ResumeTiming();
+    looper::DrainPollSource();
+  }
+  looper::StopPollSource();
+  state.counters["ns_per_gap"] = benchmark::Counter(static_cast<double>(state.iterations()) * kBatch,
+                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 void BM_PollOnce_Unhooked(benchmark::State& state) { PollOnce(state, 0); }
@@ -88,6 +121,7 @@ void BM_PollOnce_MainThread(benchmark::State& state) { PollOnce(state, 2); }
 BENCHMARK(BM_PollOnce_Unhooked)->Repetitions(10);
 BENCHMARK(BM_PollOnce_OtherThread)->Repetitions(10);
 BENCHMARK(BM_PollOnce_MainThread)->Repetitions(10);
+BENCHMARK(BM_DrainGaps)->Repetitions(3);
 
 }  // namespace
 }  // namespace jp
