@@ -25,6 +25,7 @@ namespace jp {
 namespace {
 
 using CreateFn = jpfx_looper* (*)();
+using DestroyFn = void (*)(jpfx_looper*);
 using PollFn = int (*)(jpfx_looper*, int);
 
 class PollSourceTest : public ::testing::Test {
@@ -34,7 +35,8 @@ class PollSourceTest : public ::testing::Test {
     ASSERT_NE(lib, nullptr) << dlerror();
     auto create = reinterpret_cast<CreateFn>(dlsym(lib, "jpfx_looper_create"));
     poll_ = reinterpret_cast<PollFn>(dlsym(lib, "jpfx_looper_poll_once"));
-    ASSERT_TRUE(create && poll_);
+    destroy_ = reinterpret_cast<DestroyFn>(dlsym(lib, "jpfx_looper_destroy"));
+    ASSERT_TRUE(create && poll_ && destroy_);
     looper_ = create();
     ASSERT_NE(looper_, nullptr);
     std::string why;
@@ -55,6 +57,7 @@ class PollSourceTest : public ::testing::Test {
     looper::StopPollSource();
     looper::DeactivateTiming();
     watchdog_.Stop();
+    if (looper_) destroy_(looper_);
   }
 
   // Distinct starts of the main thread's gap records.
@@ -76,6 +79,7 @@ class PollSourceTest : public ::testing::Test {
   }
 
   PollFn poll_ = nullptr;
+  DestroyFn destroy_ = nullptr;
   jpfx_looper* looper_ = nullptr;
   std::unique_ptr<hook::Timeline> timeline_;
   hook::Watchdog watchdog_;
