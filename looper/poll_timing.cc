@@ -241,12 +241,13 @@ uint64_t GapEnds() {
 // the main thread never stopped working, so the next gap starts where this one ended (one clock read per
 // message instead of two; the syscall's own time counts as work), and one PollInside spans the call. A
 // call that may block leaves the timing while it waits (StopPollSource must not wait for an idle thread).
-int ProxyEpollWait(int epfd, struct epoll_event* events, int max, int timeout) {
-  if (!OnMainThread()) return JP_POLL_PREV(EpollWaitFn, 0)(epfd, events, max, timeout);
+// `wait` calls the target the proxy resolved (JP_POLL_PREV must run in the proxy itself).
+template <typename Wait>
+int TimedWait(int timeout, const Wait& wait) {
   if (timeout == 0) {
     PollInside guard;
     const uint64_t t1 = GapEnds();
-    const int n = JP_POLL_PREV(EpollWaitFn, 0)(epfd, events, max, timeout);
+    const int n = wait();
     GapStarts(t1);
     return n;
   }
@@ -254,29 +255,22 @@ int ProxyEpollWait(int epfd, struct epoll_event* events, int max, int timeout) {
     PollInside guard;
     GapEnds();
   }
-  const int n = JP_POLL_PREV(EpollWaitFn, 0)(epfd, events, max, timeout);
+  const int n = wait();
   PollInside guard;
   GapStarts(0);
   return n;
 }
 
+int ProxyEpollWait(int epfd, struct epoll_event* events, int max, int timeout) {
+  const EpollWaitFn prev = JP_POLL_PREV(EpollWaitFn, 0);
+  if (!OnMainThread()) return prev(epfd, events, max, timeout);
+  return TimedWait(timeout, [&] { return prev(epfd, events, max, timeout); });
+}
+
 int ProxyEpollPwait(int epfd, struct epoll_event* events, int max, int timeout, const sigset_t* mask) {
-  if (!OnMainThread()) return JP_POLL_PREV(EpollPwaitFn, 1)(epfd, events, max, timeout, mask);
-  if (timeout == 0) {
-    PollInside guard;
-    const uint64_t t1 = GapEnds();
-    const int n = JP_POLL_PREV(EpollPwaitFn, 1)(epfd, events, max, timeout, mask);
-    GapStarts(t1);
-    return n;
-  }
-  {
-    PollInside guard;
-    GapEnds();
-  }
-  const int n = JP_POLL_PREV(EpollPwaitFn, 1)(epfd, events, max, timeout, mask);
-  PollInside guard;
-  GapStarts(0);
-  return n;
+  const EpollPwaitFn prev = JP_POLL_PREV(EpollPwaitFn, 1);
+  if (!OnMainThread()) return prev(epfd, events, max, timeout, mask);
+  return TimedWait(timeout, [&] { return prev(epfd, events, max, timeout, mask); });
 }
 
 void* const kProxies[kHookCount] = {reinterpret_cast<void*>(&ProxyEpollWait), reinterpret_cast<void*>(&ProxyEpollPwait)};
@@ -492,12 +486,7 @@ bool PollRunningMessage(const hook::PluginContext* ctx, uint64_t now_ns, hook::E
   const uint64_t start = g.poll_running_start.load(std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_acquire);
   if (g.poll_running.load(std::memory_order_relaxed) != seq) return false;
-  out->ts_ns = start;
-  out->dur_ns = now_ns > start ? now_ns - start : 1;
-  out->tid = MainTid(ctx);
-  out->kind = hook::EventKind::kLooperMessage;
-  out->name = g.name_poll;
-  out->args[0] = hook::EventArg::String(g.key_source, g.value_poll);
+  *out = GapRecord(ctx, start, now_ns > start ? now_ns - start : 1);
   out->args[1] = hook::EventArg::Int(g.key_running, 1);
   return true;
 }
