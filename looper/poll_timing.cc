@@ -33,7 +33,6 @@
 // CPU clock is read once at the end of a gap that ran past sample_after_ms only; the watchdog reads it
 // (from its tid) at the first sample, so lagging gaps carry "CPU since the first sample".
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
 
@@ -42,8 +41,10 @@
 #include <vector>
 
 #include "hook/asymmetric_fence.h"
+#include "hook/caller_tid.h"
 #include "hook/clock.h"
 #include "hook/event_clock.h"
+#include "hook/in_flight_gate.h"
 #include "hook/jni/jni_refs.h"
 #include "hook/jni/jni_util.h"
 #include "jankprobe/plt.h"
@@ -66,12 +67,11 @@ jp_plt_hook* g_hook[kHookCount];
 
 std::atomic<uintptr_t> g_main_thread{0};  // pthread_self() of the looper's thread; 0 = not known
 std::atomic<uint32_t> g_resolve_tid{0};     // while the pthread is not known: the main thread's kernel tid
-// How deep the main thread is inside the timing (not in epoll_wait); written by the main thread only.
-std::atomic<uint32_t> g_poll_depth{0};
-// Orders the main thread's depth store before its poll_active load against StopPollSource's store of
-// poll_active before its depth load, with no locked instruction on the main thread (membarrier on the
-// stopping side; full fences where membarrier is not available).
+// Lets StopPollSource wait until the main thread is out of the timing, with no locked instruction on the
+// main thread (the gate's owner: plain stores and the fence's light half; membarrier on the stopping
+// side, full fences where membarrier is not available).
 hook::AsymmetricFence g_fence;
+hook::InFlightGate g_gate{&g_fence};
 // Resolve mode only: whether this thread was found to be another one (one gettid per thread, ever).
 thread_local bool t_not_main = false;
 
@@ -131,19 +131,18 @@ void OnPollCheck(const hook::DeadlineFired& fired, void*);
 void OnPollReport(const hook::DeadlineFired& fired, void*);
 void OnPollResume(const hook::DeadlineFired& fired, void*);
 
-// Marks the main thread in, then it checks poll_active; StopPollSource clears poll_active, then waits for
-// the mark to clear. A Dekker pair: the main thread's side is a plain store and the fence's light half (a
-// compiler barrier where membarrier works), the stopper's side the heavy half. Only the main thread enters
-// (a nested entry, a signal handler that polls, restores the depth before the outer one goes on), so
-// entering and leaving are plain stores: no locked instruction per edge (it was one seq_cst exchange per
-// edge, ~8 ns each in the per-gap benchmark).
+// The main thread inside the timing (not in epoll_wait): it enters the gate, then checks poll_active;
+// StopPollSource clears poll_active, then drains the gate. Only the main thread gets here, and it is the
+// gate's owner (proposed at start; else the first thread through, which OnMainThread let in), so entering
+// and leaving are plain stores: no locked instruction per edge (it was one seq_cst exchange per edge, ~8 ns
+// each in the per-gap benchmark).
 class PollInside {
  public:
-  PollInside() {
-    g_poll_depth.store(g_poll_depth.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    g_fence.Light();
-  }
-  ~PollInside() { g_poll_depth.store(g_poll_depth.load(std::memory_order_relaxed) - 1, std::memory_order_release); }
+  PollInside() : pass_(g_gate.Enter(hook::CallerTid(), g.poll_active)) {}
+  ~PollInside() { g_gate.Leave(pass_); }
+
+ private:
+  const hook::InFlightGate::Pass pass_;
 };
 bool PollActive() { return g.poll_active.load(std::memory_order_acquire); }
 
@@ -507,6 +506,7 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
   // Registers the process for expedited membarrier once; without it both sides use full fences.
   std::string fence_why;
   g_fence.Init(&fence_why);
+  g_gate.ProposeOwner(main_tid);
   {
     std::lock_guard<std::mutex> lock(g.mu);
     g.locked->poll_cur = PollCurrent();
@@ -555,8 +555,7 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
 void StopPollSource() {
   RemoveHooks();
   g.poll_active.store(false, std::memory_order_seq_cst);  // proxies in flight pass straight through from now
-  g_fence.Heavy();
-  while (g_poll_depth.load(std::memory_order_acquire) != 0) sched_yield();
+  g_gate.Drain();
   // No proxy is inside the timing any more, and none enters it: the gap left open is forgotten (a later
   // GapEnds sees poll_running != its seq) and its sampling deadline disarmed.
   const uint64_t seq = g.poll_running.exchange(0, std::memory_order_acq_rel);
