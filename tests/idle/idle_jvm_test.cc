@@ -33,7 +33,36 @@ class IdleJvmTest : public ::testing::Test {
     EXPECT_FALSE(d.HasParseError()) << json;
     return d;
   }
+
+  // The idle_lag report naming `handler`, awaited, for a call that slept sleep_ms from t0: its duration lies
+  // between that and the time waited for the report (ground truth), and its stack was captured while the
+  // call ran. Returns the report ("" when none came) and its parse in *d.
+  std::string AwaitSlowCallReport(const char* handler, int sleep_ms, std::chrono::steady_clock::time_point t0,
+                                  rapidjson::Document* d) {
+    const std::string json = AwaitReport("idle_lag", handler, 5000);
+    if (json.empty()) {
+      ADD_FAILURE() << "no idle_lag report for " << handler << "; status: " << CallString("status");
+      return json;
+    }
+    const double waited_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    *d = Parse(json);
+    EXPECT_GE((*d)["dur_ms"].GetDouble(), sleep_ms);
+    EXPECT_LE((*d)["dur_ms"].GetDouble(), waited_ms);
+    EXPECT_TRUE(d->HasMember("stack") && d->HasMember("stack_captured_while_stuck") &&
+                (*d)["stack_captured_while_stuck"].GetBool())
+        << json;
+    return json;
+  }
 };
+
+// Whether a report's stack has a frame containing `needle`.
+bool StackHas(const rapidjson::Document& d, const char* needle) {
+  if (!d.HasMember("stack")) return false;
+  for (const auto& f : d["stack"].GetArray()) {
+    if (std::string(f["frame"].GetString()).find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
 
 std::string IdleState() {
   rapidjson::Document d;
@@ -130,20 +159,10 @@ TEST_F(IdleJvmTest, SlowCallBehindAShortOneIsCaughtWithItsStack) {
   JavaResult r = Jvm()->CallStatic(kScenarios, "shortThenSlowOnMain", "(J)I", {J(kSleepMs)});
   ASSERT_TRUE(r.ok) << r.why;
   ASSERT_EQ(r.value.i, 1);
-  const std::string json = AwaitReport("idle_lag", "BehindShortHandler", 5000);
-  ASSERT_FALSE(json.empty()) << "no idle_lag report; status: " << CallString("status");
-  const double waited_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  rapidjson::Document d = Parse(json);
-  EXPECT_GE(d["dur_ms"].GetDouble(), kSleepMs);
-  EXPECT_LE(d["dur_ms"].GetDouble(), waited_ms);
-  ASSERT_TRUE(d.HasMember("stack")) << json;
-  EXPECT_TRUE(d["stack_captured_while_stuck"].GetBool());
-  bool has_method = false;
-  for (const auto& f : d["stack"].GetArray()) {
-    has_method |= std::string(f["frame"].GetString()).find("BehindShortHandler.stuckBehindAShortCall") !=
-                  std::string::npos;
-  }
-  EXPECT_TRUE(has_method) << json;
+  rapidjson::Document d;
+  const std::string json = AwaitSlowCallReport("BehindShortHandler", kSleepMs, t0, &d);
+  ASSERT_FALSE(json.empty());
+  EXPECT_TRUE(StackHas(d, "BehindShortHandler.stuckBehindAShortCall")) << json;
 }
 
 // Switching the monitor off and on while the main thread streams wrapped calls: every switch completes (the
@@ -174,14 +193,10 @@ TEST_F(IdleJvmTest, SwitchingOffAndOnWhileCallsStreamKeepsSlowCallsCaught) {
   JavaResult r = Jvm()->CallStatic(kScenarios, "slowOnMain", "(J)I", {J(kSleepMs)});
   ASSERT_TRUE(r.ok) << r.why;
   ASSERT_EQ(r.value.i, 1);
-  const std::string json = AwaitReport("idle_lag", "AfterTogglingHandler", 5000);
-  ASSERT_FALSE(json.empty()) << "no idle_lag report after " << switches << " switches; status: " << CallString("status");
-  const double waited_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
-  rapidjson::Document d = Parse(json);
-  EXPECT_GE(d["dur_ms"].GetDouble(), kSleepMs);
-  EXPECT_LE(d["dur_ms"].GetDouble(), waited_ms);
-  EXPECT_TRUE(d.HasMember("stack") && d["stack_captured_while_stuck"].GetBool()) << json;
-  EXPECT_NE(json.find("AfterTogglingHandler.stuckAfterToggling"), std::string::npos) << json;
+  rapidjson::Document d;
+  const std::string json = AwaitSlowCallReport("AfterTogglingHandler", kSleepMs, t1, &d);
+  ASSERT_FALSE(json.empty()) << "after " << switches << " switches";
+  EXPECT_TRUE(StackHas(d, "AfterTogglingHandler.stuckAfterToggling")) << json;
 }
 
 TEST_F(IdleJvmTest, SlowHandlerIsReportedWithItsOwnStack) {
@@ -189,27 +204,16 @@ TEST_F(IdleJvmTest, SlowHandlerIsReportedWithItsOwnStack) {
   const auto t0 = std::chrono::steady_clock::now();
   JavaResult r = Jvm()->CallStatic(kTestApp, "addSlowIdleHandler", "(J)I", {J(kSleepMs)});
   ASSERT_TRUE(r.ok) << r.why;
-  const std::string json = AwaitReport("idle_lag", "SlowIdleHandler", 5000);
-  ASSERT_FALSE(json.empty()) << "no idle_lag report; status: " << CallString("status");
-  const double waited_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  rapidjson::Document d = Parse(json);
+  // Ground truth: the handler sleeps kSleepMs; the measured call cannot be shorter, nor longer than the wait.
+  rapidjson::Document d;
+  const std::string json = AwaitSlowCallReport("SlowIdleHandler", kSleepMs, t0, &d);
+  ASSERT_FALSE(json.empty());
   EXPECT_STREQ(d["monitor"].GetString(), "idle");
   EXPECT_STREQ(d["handler"].GetString(), "com.example.app.SlowIdleHandler");
   EXPECT_FALSE(d["keep"].GetBool());
   EXPECT_EQ(d["lag_ms"].GetInt(), kLagMs);
-  // Ground truth: the handler sleeps kSleepMs; the measured call cannot be shorter, nor longer than the wait.
-  EXPECT_GE(d["dur_ms"].GetDouble(), kSleepMs);
-  EXPECT_LE(d["dur_ms"].GetDouble(), waited_ms);
-  ASSERT_TRUE(d.HasMember("stack")) << json;
-  EXPECT_TRUE(d["stack_captured_while_stuck"].GetBool());
-  bool has_method = false, has_queue = false;
-  for (const auto& f : d["stack"].GetArray()) {
-    const std::string frame = f["frame"].GetString();
-    has_method |= frame.find("com.example.app.SlowIdleHandler.prefetchEverything") != std::string::npos;
-    has_queue |= frame.find("android.os.MessageQueue.next") != std::string::npos;
-  }
-  EXPECT_TRUE(has_method) << json;
-  EXPECT_TRUE(has_queue) << json;
+  EXPECT_TRUE(StackHas(d, "com.example.app.SlowIdleHandler.prefetchEverything")) << json;
+  EXPECT_TRUE(StackHas(d, "android.os.MessageQueue.next")) << json;
 
   // It returned false: the queue removed it (through the wrapper) and it never runs again.
   ASSERT_EQ(CallInt("pokeMain"), 1);
