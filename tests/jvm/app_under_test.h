@@ -94,13 +94,16 @@ inline std::string AwaitReport(const std::string& type, const std::string& needl
   return r.ok ? r.text : std::string();
 }
 
-inline std::string CallString(const char* method) {
+// A static ()String method of `cls`, in a local frame of its own: its text, or "error: <why>".
+inline std::string CallStaticString(const char* cls, const char* method) {
   JNIEnv* env = Jvm()->Env();
   env->PushLocalFrame(8);
-  JavaResult r = Jvm()->CallStatic(kTestApp, method, "()Ljava/lang/String;");
+  JavaResult r = Jvm()->CallStatic(cls, method, "()Ljava/lang/String;");
   env->PopLocalFrame(nullptr);
   return r.ok ? r.text : "error: " + r.why;
 }
+
+inline std::string CallString(const char* method) { return CallStaticString(kTestApp, method); }
 
 inline int CallInt(const char* method, const char* sig = "()I", const std::vector<jvalue>& args = {}) {
   JavaResult r = Jvm()->CallStatic(kTestApp, method, sig, args);

@@ -60,13 +60,7 @@ inline int Scenario(const char* method, const char* sig = "()I", const std::vect
   return r.ok ? r.value.i : -1000;
 }
 
-inline std::string ScenarioString(const char* method) {
-  JNIEnv* env = Jvm()->Env();
-  env->PushLocalFrame(8);
-  JavaResult r = Jvm()->CallStatic(kScenarios, method, "()Ljava/lang/String;");
-  env->PopLocalFrame(nullptr);
-  return r.ok ? r.text : "error: " + r.why;
-}
+inline std::string ScenarioString(const char* method) { return CallStaticString(kScenarios, method); }
 
 }  // namespace jp::testing
 
