@@ -33,6 +33,9 @@ struct InputConfig {
 struct IdleConfig {
   bool enabled = true;
   int32_t lag_ms = 200;  // one IdleHandler.queueIdle() running longer than this is reported
+  // Calls at least this long get a timeline record of their own; shorter ones are counted in the
+  // handler's statistics only (a 20 us call is noise in a trace and would push lags out of the ring).
+  int32_t record_min_us = 1000;
   bool operator==(const IdleConfig& o) const;
 };
 
@@ -62,6 +65,9 @@ struct LooperConfig {
   int32_t history_ms = 10000;         // dispatch history kept for a report
   int32_t sample_after_ms = 80;       // start sampling the main-thread stack once a message runs this long
   int32_t sample_interval_ms = 52;    // ... and sample every this often while it still runs
+  // Messages at least this long get a timeline record of their own; back-to-back shorter ones are merged
+  // into one run record (count, busy time), so the ring holds seconds of lags instead of fast messages.
+  int32_t record_min_us = 1000;
   bool operator==(const LooperConfig& o) const;
 };
 

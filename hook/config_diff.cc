@@ -57,7 +57,9 @@ std::string ThresholdChanges(const Config& a, const Config& b, Monitor m) {
 bool InputConfig::operator==(const InputConfig& o) const {
   return enabled == o.enabled && lag_ms == o.lag_ms && anr_ms == o.anr_ms && android_api == o.android_api;
 }
-bool IdleConfig::operator==(const IdleConfig& o) const { return enabled == o.enabled && lag_ms == o.lag_ms; }
+bool IdleConfig::operator==(const IdleConfig& o) const {
+  return enabled == o.enabled && lag_ms == o.lag_ms && record_min_us == o.record_min_us;
+}
 bool BarrierConfig::operator==(const BarrierConfig& o) const {
   return enabled == o.enabled && check_ms == o.check_ms && leak_ms == o.leak_ms && auto_remove == o.auto_remove;
 }
@@ -73,7 +75,7 @@ const char* LooperSourceName(LooperSource source) {
 bool LooperConfig::operator==(const LooperConfig& o) const {
   return enabled == o.enabled && source == o.source && poll_library == o.poll_library && lag_ms == o.lag_ms &&
          anr_ms == o.anr_ms && history_ms == o.history_ms && sample_after_ms == o.sample_after_ms &&
-         sample_interval_ms == o.sample_interval_ms;
+         sample_interval_ms == o.sample_interval_ms && record_min_us == o.record_min_us;
 }
 bool TimelineConfig::operator==(const TimelineConfig& o) const { return capacity == o.capacity && file == o.file; }
 bool ReportConfig::operator==(const ReportConfig& o) const {

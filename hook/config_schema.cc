@@ -308,7 +308,8 @@ bool ReadInput(ObjectReader& r, InputConfig* c) {
 }
 
 bool ReadIdle(ObjectReader& r, IdleConfig* c) {
-  return r.Bool("enabled", &c->enabled) && r.Int("lag_ms", 1, 60000, &c->lag_ms);
+  return r.Bool("enabled", &c->enabled) && r.Int("lag_ms", 1, 60000, &c->lag_ms) &&
+         r.Int("record_min_us", 0, 60000000, &c->record_min_us);
 }
 
 bool ReadBarrier(ObjectReader& r, BarrierConfig* c) {
@@ -352,6 +353,7 @@ bool ReadLooper(ObjectReader& r, LooperConfig* c) {
          r.Int("anr_ms", 1, 600000, &c->anr_ms) && r.Int("history_ms", 0, 600000, &c->history_ms) &&
          r.Int("sample_after_ms", 1, 60000, &c->sample_after_ms) &&
          r.Int("sample_interval_ms", 1, 10000, &c->sample_interval_ms) &&
+         r.Int("record_min_us", 0, 60000000, &c->record_min_us) &&
          NotBelow(r, "anr_ms", c->anr_ms, "lag_ms", c->lag_ms);
 }
 

@@ -62,6 +62,7 @@ std::string ConfigToJson(const Config& c) {
   w.StartObject();
   Key(w, "enabled"); w.Bool(c.idle.enabled);
   Key(w, "lag_ms"); w.Int(c.idle.lag_ms);
+  Key(w, "record_min_us"); w.Int(c.idle.record_min_us);
   w.EndObject();
 
   Key(w, "barrier");
@@ -82,6 +83,7 @@ std::string ConfigToJson(const Config& c) {
   Key(w, "history_ms"); w.Int(c.looper.history_ms);
   Key(w, "sample_after_ms"); w.Int(c.looper.sample_after_ms);
   Key(w, "sample_interval_ms"); w.Int(c.looper.sample_interval_ms);
+  Key(w, "record_min_us"); w.Int(c.looper.record_min_us);
   w.EndObject();
 
   Key(w, "timeline");

@@ -28,10 +28,11 @@ constexpr const char* kFullExample = R"({
     "device_ids": ["qa-pixel-7", "qa-galaxy-s9"]
   },
   "input":   { "enabled": true, "lag_ms": 150, "anr_ms": 4000, "android_api": 33 },
-  "idle":    { "enabled": true, "lag_ms": 300 },
+  "idle":    { "enabled": true, "lag_ms": 300, "record_min_us": 250 },
   "barrier": { "enabled": true, "check_ms": 500, "leak_ms": 2500, "auto_remove": true },
   "looper":  { "enabled": false, "source": "poll", "poll_library": "libutils.so", "lag_ms": 600,
-               "anr_ms": 4500, "history_ms": 20000, "sample_after_ms": 60, "sample_interval_ms": 40 },
+               "anr_ms": 4500, "history_ms": 20000, "sample_after_ms": 60, "sample_interval_ms": 40,
+               "record_min_us": 0 },
   "timeline": { "capacity": 16384, "file": "/data/data/com.example.app/files/jankprobe.ring" },
   "report": { "key_packages": ["com.example.", "org.example.feed."], "max_reports_per_minute": 5,
               "max_stack_frames": 48 },
@@ -57,6 +58,7 @@ TEST(ConfigParserTest, EmptyObjectGivesDocumentedDefaults) {
   EXPECT_EQ(c.input.anr_ms, 5000);
   EXPECT_EQ(c.input.android_api, 0);
   EXPECT_EQ(c.idle.lag_ms, 200);
+  EXPECT_EQ(c.idle.record_min_us, 1000);
   EXPECT_EQ(c.barrier.check_ms, 1000);
   EXPECT_EQ(c.barrier.leak_ms, 3000);
   EXPECT_FALSE(c.barrier.auto_remove);
@@ -67,6 +69,7 @@ TEST(ConfigParserTest, EmptyObjectGivesDocumentedDefaults) {
   EXPECT_EQ(c.looper.history_ms, 10000);
   EXPECT_EQ(c.looper.sample_after_ms, 80);
   EXPECT_EQ(c.looper.sample_interval_ms, 52);
+  EXPECT_EQ(c.looper.record_min_us, 1000);
   EXPECT_EQ(c.timeline.capacity, 4096u);
   EXPECT_TRUE(c.timeline.file.empty());
   EXPECT_EQ(c.report.max_reports_per_minute, 10);
@@ -93,6 +96,7 @@ TEST(ConfigParserTest, FullExampleLandsInEveryField) {
   EXPECT_EQ(c.input.anr_ms, 4000);
   EXPECT_EQ(c.input.android_api, 33);
   EXPECT_EQ(c.idle.lag_ms, 300);
+  EXPECT_EQ(c.idle.record_min_us, 250);
   EXPECT_EQ(c.barrier.check_ms, 500);
   EXPECT_EQ(c.barrier.leak_ms, 2500);
   EXPECT_TRUE(c.barrier.auto_remove);
@@ -104,6 +108,7 @@ TEST(ConfigParserTest, FullExampleLandsInEveryField) {
   EXPECT_EQ(c.looper.history_ms, 20000);
   EXPECT_EQ(c.looper.sample_after_ms, 60);
   EXPECT_EQ(c.looper.sample_interval_ms, 40);
+  EXPECT_EQ(c.looper.record_min_us, 0);
   EXPECT_EQ(c.timeline.capacity, 16384u);
   EXPECT_EQ(c.timeline.file, "/data/data/com.example.app/files/jankprobe.ring");
   EXPECT_EQ(c.report.key_packages, (std::vector<std::string>{"com.example.", "org.example.feed."}));
@@ -141,6 +146,24 @@ TEST(ConfigParserTest, RangeBoundariesAreInclusive) {
   EXPECT_EQ(hi.input.anr_ms, 600000);
   EXPECT_EQ(hi.timeline.capacity, 1048576u);
   EXPECT_EQ(hi.report.max_stack_frames, 256);
+}
+
+// record_min_us: 0 (every call/message its own record) up to a minute; negative or past that is an error
+// that names the key and keeps the running config.
+TEST(ConfigParserTest, RecordMinUsIsBoundedAndNamedWhenWrong) {
+  Config hi = MustParse(R"({"idle": {"record_min_us": 60000000}, "looper": {"record_min_us": 60000000}})");
+  EXPECT_EQ(hi.idle.record_min_us, 60000000);
+  EXPECT_EQ(hi.looper.record_min_us, 60000000);
+  ConfigParseResult neg = ParseConfig(R"({"looper": {"record_min_us": -1}})");
+  ASSERT_FALSE(neg.ok());
+  EXPECT_NE(neg.error.find("looper.record_min_us"), std::string::npos) << neg.error;
+  ConfigParseResult big = ParseConfig(R"({"idle": {"record_min_us": 60000001}})");
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.error.find("idle.record_min_us"), std::string::npos) << big.error;
+  Config running;
+  running.looper.record_min_us = 77;
+  EXPECT_FALSE(ParseConfigInto(R"({"looper": {"record_min_us": "fast"}})", &running, nullptr, nullptr));
+  EXPECT_EQ(running.looper.record_min_us, 77);
 }
 
 TEST(ConfigParserTest, UnknownKeysWarnWithTheirPathAndStillParse) {
