@@ -64,6 +64,9 @@ void InputTracker::Enable(const Settings& s) {
   }
   channels_.Clear();
   armed_due_ns_.store(UINT64_MAX, std::memory_order_relaxed);
+  // Reports and exports see the records the ring still holds (registered before any can be pushed).
+  lent_to_ = s.context ? s.context->reports : nullptr;
+  if (lent_to_) lent_to_->AddInFlightProvider(&LendFinished, this);
   enabled_.store(true, std::memory_order_seq_cst);
 }
 
@@ -91,6 +94,11 @@ void InputTracker::Disable() {
   }
   for (hook::StackSample& s : stacks_) s = hook::StackSample{};
   channels_.Clear();
+  // No hot path pushes any more (the gate is drained): what the ring holds goes into the timeline now,
+  // before the provider that lends it is removed, so no report or export in between misses a record.
+  DrainFinished();
+  if (lent_to_) lent_to_->RemoveInFlightProvider(&LendFinished, this);
+  lent_to_ = nullptr;
   context_ = nullptr;
   timeline_ = nullptr;
 }
@@ -206,9 +214,6 @@ JP_INPUT_HOT_ENTRY void InputTracker::OnSent(int fd, const void* buf, ssize_t n)
 }
 
 JP_INPUT_HOT void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept {
-  // Most sends finish an event and append; the append's lines (head, next slot) are cold after the
-  // syscall we just returned from. Fetched now, they arrive during the decode and the table lookup.
-  timeline_->PrefetchAppend();
   if (__builtin_expect(layout_ == nullptr || (channels_.AnyFdMode() && channels_.IsFdMode(fd)), 0)) {
     SentFdMode(owner, fd);
     return;
@@ -230,7 +235,9 @@ JP_INPUT_HOT void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_
 
 JP_INPUT_COLD void InputTracker::SentFdMode(bool owner, int fd) noexcept {
   const int index = pending_.TakeFdMode(owner, fd);
-  if (index >= 0) Finish(owner, index, hook::ProcessEventClock().NowNs(), nullptr);
+  if (index < 0) return;
+  fd_timed_.Add(owner);
+  Finish(owner, index, hook::ProcessEventClock().NowNs(), nullptr);
 }
 
 JP_INPUT_HOT void InputTracker::Finish(bool owner, int index, uint64_t now, const FinishedSignal* f) noexcept {
@@ -239,49 +246,44 @@ JP_INPUT_HOT void InputTracker::Finish(bool owner, int index, uint64_t now, cons
   fence_.Light();
   const uint32_t word = pending_.Word(index);
   const uint32_t flags = pending_.Marks(index, word);
-  PendingEvent& e = pending_.at(index);
-  const uint64_t dur = now > e.read_ns ? now - e.read_ns : 0;
-
-  // Packed straight into record words from values in registers (hook::PackRecord, constant argument
-  // indices), never as an Event in memory: built in memory it was zeroed with rep stos and stored with
-  // narrow stores that wide loads then read back, stalling store forwarding, ~40% of the tracker's time
-  // per event under perf. At most hook::kMaxArgs arguments; the most useful come first.
-  static_assert(hook::kMaxArgs >= 4, "an input record carries fd, seq, dispatch_ms, consume_ms");
-  hook::PendingRecord rec;
-  if (e.fd_mode) {
-    rec = hook::PackRecord(e.read_ns, dur, e.tid, hook::EventKind::kInputMotion, name_fd_timed_);
-    hook::PackArg(&rec, 0, hook::EventArg::Int(key_fd_, e.fd));
-    hook::PackArg(&rec, 1, hook::EventArg::String(key_mode_, value_fd_));
-    fd_timed_.Add(owner);
+  const PendingEvent& e = pending_.at(index);
+  FinishedEvent done;
+  done.read_ns = e.read_ns;
+  done.dur_ns = now > e.read_ns ? now - e.read_ns : 0;
+  done.event_time_ns = e.event_time_ns;
+  done.consume_time_ns = f ? f->consume_time_ns : 0;
+  done.fd = e.fd;
+  done.seq = e.seq;
+  done.tid = e.tid;
+  done.type = e.type;
+  done.action_index = e.action_index;
+  done.fd_mode = e.fd_mode;
+  // The record is built and appended by the watchdog (DrainFinished): here only what it is made of goes
+  // into the ring, in one line. Only the owner's outermost entry may push (single producer).
+  if (__builtin_expect(owner && finished_.Push(done), 1)) {
+    // The drain deadline: whatever monitor deadline is armed drains the ring when it fires; if none is,
+    // or it is due later than a drain period from now, this arms one (a push right after a drain, with
+    // lag_ms above the drain period). The push is published before LowerDeadline's fence, and the
+    // deadline's callback resets armed_due_ns_ and fences before it drains: either it sees this item, or
+    // we see no deadline armed and arm one.
+    LowerDeadline(now + kDrainPeriodNs);
   } else {
-    rec = hook::PackRecord(e.read_ns, dur, e.tid,
-                           e.type == EventType::kKey ? hook::EventKind::kInputKey : hook::EventKind::kInputMotion,
-                           action_names_[e.action_index]);
-    hook::PackArg(&rec, 0, hook::EventArg::Int(key_fd_, e.fd));
-    hook::PackArg(&rec, 1, hook::EventArg::Int(key_seq_, e.seq));
-    // ns -> ms by multiplying (4 cycles) rather than dividing (~13): both feed the record's hash, on the
-    // chain the app waits for between its FINISHED send and its next call. The result may differ from the
-    // quotient in the last bit, far below the clock's own bound.
-    constexpr double kMsPerNs = 1e-6;
-    const uint64_t event_time = static_cast<uint64_t>(e.event_time_ns);
-    hook::PackArg(&rec, 2, hook::EventArg::Double(key_dispatch_, e.read_ns > event_time
-                                                                     ? static_cast<double>(e.read_ns - event_time) * kMsPerNs
-                                                                     : 0.0));
-    if (f->consume_time_ns > 0) {
-      hook::PackArg(&rec, 3, hook::EventArg::Double(key_consume_,
-                                                    static_cast<double>(f->consume_time_ns - e.event_time_ns) * kMsPerNs));
-    }
+    AppendNow(done, owner);
   }
-  timeline_->AppendPacked(rec);
   events_finished_.Add(owner);
 
   // A lag the watchdog saw is in flags; one it marks from now on it will find already taken.
-  const bool lagged = (flags & kLagFired) != 0 || dur > lag_ns_.load(std::memory_order_relaxed);
+  const bool lagged = (flags & kLagFired) != 0 || done.dur_ns > lag_ns_.load(std::memory_order_relaxed);
   if (__builtin_expect(!lagged, 1)) {
     pending_.Free(index);
     return;
   }
   FinishLagged(index, word, now, f);
+}
+
+JP_INPUT_COLD void InputTracker::AppendNow(const FinishedEvent& done, bool owner) noexcept {
+  if (owner) ring_full_.Add(true);
+  timeline_->Append(RecordOf(done));
 }
 
 JP_INPUT_COLD void InputTracker::FinishLagged(int index, uint32_t word, uint64_t now,
@@ -315,6 +317,11 @@ InputTracker::Counters InputTracker::counters() const {
   c.anr_reports = anr_reports_.load();
   c.dropped_at_disable = dropped_at_disable_.load();
   c.deadline_scans = deadline_scans_.load();
+  c.records_drained = records_drained_.load(std::memory_order_relaxed);
+  c.records_ring_full = ring_full_.Load();
+  const uint64_t drained = finished_.drained();
+  const uint64_t pushed = finished_.pushed();
+  c.records_in_ring = pushed > drained ? pushed - drained : 0;
   c.pending = pending_.Occupied();
   c.fd_mode_channels = channels_.FdModeCount();
   return c;
@@ -338,6 +345,9 @@ std::string InputTracker::CountersJson() const {
   add("anr_reports", c.anr_reports);
   add("dropped_at_disable", c.dropped_at_disable);
   add("deadline_scans", c.deadline_scans);
+  add("records_drained", c.records_drained);
+  add("records_ring_full", c.records_ring_full);
+  add("records_in_ring", c.records_in_ring);
   add("pending", static_cast<uint64_t>(c.pending));
   add("fd_mode_channels", static_cast<uint64_t>(c.fd_mode_channels));
   for (int i = 1; i < kVerdictCount; ++i) {

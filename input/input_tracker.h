@@ -9,9 +9,11 @@
 // and all report building run on the watchdog thread.
 //
 // Hot-path cost, and why it is what it is (BENCHMARKS.md, "Input monitor"): per event the owner thread
-// (InFlightGate) pays two clock reads (EventClock: the CPU counter, not clock_gettime) and the timeline's
-// append (one fetch_add); everything else is plain loads and stores, ordered against the watchdog by an
-// AsymmetricFence. In situ (between syscalls) what counts is also how many code and data lines an event
+// (InFlightGate) pays two clock reads (EventClock: the CPU counter, not clock_gettime); everything else is
+// plain loads and stores, ordered against the watchdog by an AsymmetricFence. The owner does not append
+// the event's record to the shared timeline: it pushes what the record is made of into a FinishedRing,
+// and the watchdog appends it (DrainFinished) within kDrainPeriodNs; until then reports and exports get
+// the record lent (LendFinished, a hook::InFlightProvider). Other threads append their records themselves. In situ (between syscalls) what counts is also how many code and data lines an event
 // touches: see input/hot_path.h. The deadline is armed
 // lazily (only when no earlier one is armed) and the watchdog scans the table when it fires, instead of
 // an arm + disarm per event.
@@ -29,6 +31,7 @@
 #include "hook/asymmetric_fence.h"
 #include "input/channel_table.h"
 #include "hook/event_clock.h"
+#include "input/finished_ring.h"
 #include "hook/in_flight_gate.h"
 #include "input/input_message.h"
 #include "input/pending_events.h"
@@ -90,11 +93,25 @@ class InputTracker {
     uint64_t anr_reports = 0;
     uint64_t dropped_at_disable = 0;
     uint64_t deadline_scans = 0;         // monitor deadline callbacks (the watchdog's wakes for us)
+    uint64_t records_drained = 0;        // records the watchdog appended for the main thread (the ring)
+    uint64_t records_ring_full = 0;      // records the main thread appended itself: the ring was full
+    uint64_t records_in_ring = 0;        // finished, record not appended yet (lent to reports)
     int pending = 0;
     int fd_mode_channels = 0;
   };
   Counters counters() const;
   std::string CountersJson() const;
+
+  // The longest a finished event's record waits in the ring before the watchdog appends it to the
+  // timeline: the first push after a drain makes sure a deadline fires within this (usually the lag
+  // deadline its event armed, lag_ms after it was read, is already earlier). So a process killed
+  // outright (kill -9, the low-memory killer) loses at most the records of its last 200 ms from the
+  // timeline file; reports and exports before that see them lent. An ANR kill comes seconds into a
+  // stuck event, long after the records before it were appended.
+  static constexpr uint64_t kDrainPeriodNs = 200000000;
+  // Appends the records of the finished events still in the ring (any thread but a hot path; the
+  // watchdog's deadlines call it, Disable does, tests may). Returns how many it appended.
+  uint64_t DrainFinished();
 
  private:
   InputTracker() = default;
@@ -112,6 +129,14 @@ class InputTracker {
   void Finish(bool owner, int index, uint64_t now_ns, const FinishedSignal* f) noexcept;
   // A finished event that lagged: keeps it for the watchdog's report (word: its state word when taken).
   void FinishLagged(int index, uint32_t word, uint64_t now_ns, const FinishedSignal* f) noexcept;
+  // The record of a finished event, appended right away: by a thread other than the owner, or by the
+  // owner when the ring is full.
+  void AppendNow(const FinishedEvent& done, bool owner) noexcept;
+  // The timeline record of a finished event (the drain's, AppendNow's and the lent copies' one shape: the
+  // report sink recognises a lent copy the timeline already holds by kind, tid, start and duration).
+  hook::Event RecordOf(const FinishedEvent& done) const noexcept;
+  // hook::InFlightProvider: the records of the ring's events (finished, not appended yet).
+  static void LendFinished(uint64_t now_ns, bool running_too, std::vector<hook::Event>* out, void* arg);
   // Makes sure a monitor deadline at or before due_ns is armed (hot path: usually one load).
   void LowerDeadline(uint64_t due_ns) noexcept;
   void ArmEarlier(uint64_t armed, uint64_t due_ns) noexcept;  // LowerDeadline's rare half
@@ -164,6 +189,11 @@ class InputTracker {
   hook::SplitCounter rejected_sent_[kVerdictCount];
   std::atomic<uint64_t> table_full_{0}, arm_failures_{0}, lag_reports_{0}, anr_reports_{0},
       dropped_at_disable_{0}, deadline_scans_{0};
+  hook::SplitCounter ring_full_;
+  std::atomic<uint64_t> records_drained_{0};
+  hook::ReportSink* lent_to_ = nullptr;  // where LendFinished is registered (control paths only)
+
+  FinishedRing finished_;  // its own lines: the producer's head line, then one line per slot
 };
 
 }  // namespace jp::input

@@ -1,7 +1,7 @@
 // The input monitor's watchdog-thread side: the monitor deadline's scan of the pending table (an event
 // still unfinished at lag_ms: keep the stack captured while stuck; at anr_ms: input_anr right away), then
 // re-arming for the next event that will come due; and, once a late event is finished, its touch_lag /
-// key_lag with the stuck-time stack. Reports allocate and render JSON, which is why none of this runs on
+// key_lag with the stuck-time stack. Both deadlines also drain the finished ring (finished_records.cc). Reports allocate and render JSON, which is why none of this runs on
 // the hooked paths.
 #include <cstdio>
 
@@ -59,6 +59,9 @@ void InputTracker::OnMonitorDeadline(const hook::DeadlineFired& fired, void* arg
   self->armed_due_ns_.compare_exchange_strong(mine, UINT64_MAX, std::memory_order_seq_cst);
   self->fence_.Heavy();
   const uint64_t next_due = self->ScanPending();
+  // Every monitor deadline is also the finished ring's drain (input_tracker.h, kDrainPeriodNs): after the
+  // reset and the fence above, so a push this drain misses sees no deadline armed and arms one.
+  self->DrainFinished();
   self->SweepFinished();
   if (next_due != UINT64_MAX) self->LowerDeadline(next_due);
   self->LeaveCallback();
@@ -150,6 +153,7 @@ void InputTracker::OnReportDue(const hook::DeadlineFired& fired, void* arg) {
     const uint32_t w = self->pending_.Word(index);
     if (GenerationOf(w) == gen && StateOf(w) == kFinished) self->ReportFinished(index);
   }
+  self->DrainFinished();  // awake anyway: the records of the events before it need not wait
   self->SweepFinished();
   self->LeaveCallback();
 }

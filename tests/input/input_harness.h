@@ -18,6 +18,7 @@
 #include "hook/monitor.h"
 #include "hook/event_clock.h"
 #include "input/input_monitor.h"
+#include "input/input_tracker.h"
 #include "jankprobe/jankprobe.h"
 
 namespace jp::input::testing {
@@ -110,10 +111,13 @@ struct Record {
   std::string mode;
 };
 
+// The records the main thread's events leave in the finished ring reach the timeline at the watchdog's
+// next drain (InputTracker::kDrainPeriodNs); InputRecords drains first, so it sees every finished event.
 inline std::vector<Record> InputRecords() {
   std::vector<Record> out;
   const hook::PluginContext* ctx = hook::CurrentPluginContext();
   if (ctx == nullptr) return out;
+  InputTracker::Get().DrainFinished();
   const hook::StringTable& strings = ctx->timeline->strings();
   for (const hook::Event& e : ctx->timeline->Read(Harness::g_first_ticket).events) {
     if (e.kind != hook::EventKind::kInputKey && e.kind != hook::EventKind::kInputMotion) continue;

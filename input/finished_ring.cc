@@ -1,0 +1,46 @@
+#include "input/finished_ring.h"
+
+namespace jp::input {
+
+static_assert((FinishedRing::kSlots & (FinishedRing::kSlots - 1)) == 0, "slot index by mask");
+
+FinishedEvent FinishedRing::Load(const Slot& s) noexcept {
+  FinishedEvent e;
+  e.read_ns = __atomic_load_n(&s.read_ns, __ATOMIC_RELAXED);
+  e.dur_ns = __atomic_load_n(&s.dur_ns, __ATOMIC_RELAXED);
+  e.event_time_ns = __atomic_load_n(&s.event_time_ns, __ATOMIC_RELAXED);
+  e.consume_time_ns = __atomic_load_n(&s.consume_time_ns, __ATOMIC_RELAXED);
+  const uint64_t fd_seq = __atomic_load_n(&s.fd_seq, __ATOMIC_RELAXED);
+  const uint64_t meta = __atomic_load_n(&s.meta, __ATOMIC_RELAXED);
+  e.fd = static_cast<int32_t>(static_cast<uint32_t>(fd_seq));
+  e.seq = static_cast<uint32_t>(fd_seq >> 32);
+  e.tid = static_cast<uint32_t>(meta);
+  e.type = static_cast<EventType>(static_cast<uint8_t>(meta >> 32));
+  e.action_index = static_cast<int8_t>(static_cast<uint8_t>(meta >> 40));
+  e.fd_mode = ((meta >> 48) & 1) != 0;
+  return e;
+}
+
+bool FinishedRing::RefreshTail(uint64_t head) noexcept {
+  // Acquire: pairs with the drain's release, so the drain is done reading the slots it freed.
+  cached_tail_ = tail_.load(std::memory_order_acquire);
+  return head - cached_tail_ < kSlots;
+}
+
+void FinishedRing::Pending(std::vector<FinishedEvent>* out) const {
+  // The producer rewrites slot i only for item i + kSlots, once the tail has passed i. So a slot copied
+  // while the tail (read again after the copies) is still at or below its index was not being rewritten;
+  // one below it was drained, its record appended before the tail moved (the caller's later timeline
+  // snapshot has it).
+  const uint64_t tail = tail_.load(std::memory_order_acquire);
+  const uint64_t head = head_.load(std::memory_order_acquire);
+  if (head <= tail) return;
+  const uint64_t n = head - tail < kSlots ? head - tail : kSlots;
+  std::vector<FinishedEvent> copy(static_cast<size_t>(n));
+  for (uint64_t i = 0; i < n; ++i) copy[static_cast<size_t>(i)] = Load(slots_[(tail + i) % kSlots]);
+  std::atomic_thread_fence(std::memory_order_acquire);  // the copies before the second tail read
+  const uint64_t tail_after = tail_.load(std::memory_order_relaxed);
+  for (uint64_t i = tail_after > tail ? tail_after - tail : 0; i < n; ++i) out->push_back(copy[static_cast<size_t>(i)]);
+}
+
+}  // namespace jp::input

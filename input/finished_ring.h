@@ -1,0 +1,120 @@
+// Finished events on their way to the timeline: a single-producer ring the main thread pushes into at
+// FINISHED (plain stores, no locked instruction, no checksum, no shared-timeline line), drained by the
+// watchdog, which turns each item into its input.key / input.motion record and appends it.
+//
+// Why: the timeline is shared by every thread, so its append takes a locked instruction, packs and hashes
+// an 80-byte record, and touches the ring's head and slot lines, which the two syscalls of a round trip
+// have pushed out of the near caches; it was the largest part of a round trip's cost left on the app's
+// thread (BENCHMARKS.md, "Input monitor"). The looper's poll source moved its records off the main thread
+// the same way (looper/poll_timing.cc).
+//
+// Producer: one thread at a time, the InFlightGate's exclusive owner (the tracker guarantees it); every
+// other thread appends its record itself. Push returns false when the ring is full: the caller then
+// appends the record itself, so nothing is ever lost to a starved drain.
+// Consumers: Drain, serialised by the ring's own mutex (the watchdog's deadline callbacks, Disable, tests;
+// never the producer), appends an item before the tail moves past it. Pending copies the items not drained
+// yet, from any thread, without a lock and without stopping the producer: a reader that takes Pending
+// first and then the timeline's snapshot finds every item in one of the two (hook::InFlightProvider).
+#ifndef JANKPROBE_INPUT_FINISHED_RING_H_
+#define JANKPROBE_INPUT_FINISHED_RING_H_
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "input/input_message.h"
+
+namespace jp::input {
+
+// What the record of a finished event is built from (InputTracker::RecordOf), as the finish side has it.
+struct FinishedEvent {
+  uint64_t read_ns = 0;
+  uint64_t dur_ns = 0;
+  int64_t event_time_ns = 0;
+  int64_t consume_time_ns = 0;  // 0: the release sends none (or fd mode)
+  int32_t fd = -1;
+  uint32_t seq = 0;
+  uint32_t tid = 0;
+  EventType type = EventType::kKey;
+  int8_t action_index = -1;
+  bool fd_mode = false;
+};
+
+class FinishedRing {
+ public:
+  // 128 events: at a touch screen's 120-240 events/s a drain period (200 ms) fills a quarter of it at
+  // most; one line per slot, 8 KB in all.
+  static constexpr uint32_t kSlots = 128;
+
+  // Producer only. False (nothing stored) when the ring is full.
+  inline bool Push(const FinishedEvent& e) noexcept;
+
+  // Calls sink(const FinishedEvent&) for every item pushed and not drained yet, oldest first, and then
+  // frees their slots. sink must not push (it runs under the drain mutex). Returns how many it drained.
+  template <typename Sink>
+  uint64_t Drain(Sink&& sink);
+
+  // Copies of the items not drained yet, appended to *out, oldest first. Any thread; never blocks. An item
+  // a concurrent drain takes meanwhile may be left out: it was appended to the timeline before it left
+  // the ring.
+  void Pending(std::vector<FinishedEvent>* out) const;
+
+  uint64_t pushed() const noexcept { return head_.load(std::memory_order_acquire); }
+  uint64_t drained() const noexcept { return tail_.load(std::memory_order_acquire); }
+
+ private:
+  // One line per slot: the producer's stores for one event fill one line.
+  struct alignas(64) Slot {
+    uint64_t read_ns, dur_ns;
+    int64_t event_time_ns, consume_time_ns;
+    uint64_t fd_seq;  // fd (low half) | seq (high half)
+    uint64_t meta;    // tid | type << 32 | action_index << 40 | fd_mode << 48
+  };
+  static FinishedEvent Load(const Slot& s) noexcept;
+  // Push's rare half: the ring looked full by the producer's cached tail; reads the real one.
+  __attribute__((cold, noinline)) bool RefreshTail(uint64_t head) noexcept;
+
+  // The producer's line: head and the tail it saw last (so that a push does not read the consumer's line).
+  alignas(64) std::atomic<uint64_t> head_{0};
+  uint64_t cached_tail_ = 0;  // producer only
+  alignas(64) std::atomic<uint64_t> tail_{0};
+  std::mutex drain_mu_;
+  Slot slots_[kSlots];
+};
+
+inline bool FinishedRing::Push(const FinishedEvent& e) noexcept {
+  const uint64_t head = head_.load(std::memory_order_relaxed);
+  if (__builtin_expect(head - cached_tail_ >= kSlots, 0) && !RefreshTail(head)) return false;
+  // Relaxed atomic stores (plain stores in the machine code): Pending may copy a slot while it is being
+  // rewritten, and throws such a copy away by the tail it reads afterwards.
+  Slot& s = slots_[head % kSlots];
+  __atomic_store_n(&s.read_ns, e.read_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&s.dur_ns, e.dur_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&s.event_time_ns, e.event_time_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&s.consume_time_ns, e.consume_time_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&s.fd_seq, static_cast<uint64_t>(static_cast<uint32_t>(e.fd)) | uint64_t{e.seq} << 32,
+                   __ATOMIC_RELAXED);
+  __atomic_store_n(&s.meta,
+                   uint64_t{e.tid} | uint64_t{static_cast<uint8_t>(e.type)} << 32 |
+                       uint64_t{static_cast<uint8_t>(e.action_index)} << 40 | uint64_t{e.fd_mode} << 48,
+                   __ATOMIC_RELAXED);
+  head_.store(head + 1, std::memory_order_release);
+  return true;
+}
+
+template <typename Sink>
+uint64_t FinishedRing::Drain(Sink&& sink) {
+  std::lock_guard<std::mutex> lock(drain_mu_);
+  uint64_t tail = tail_.load(std::memory_order_relaxed);
+  const uint64_t head = head_.load(std::memory_order_acquire);
+  const uint64_t n = head - tail;
+  for (; tail != head; ++tail) sink(Load(slots_[tail % kSlots]));
+  // After every sink call: a reader that finds an item gone from the ring finds it in the timeline.
+  tail_.store(tail, std::memory_order_release);
+  return n;
+}
+
+}  // namespace jp::input
+
+#endif  // JANKPROBE_INPUT_FINISHED_RING_H_
