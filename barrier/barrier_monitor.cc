@@ -10,6 +10,7 @@
 #include "hook/clock.h"
 #include "hook/jni/jni_refs.h"
 #include "hook/jni/jni_util.h"
+#include "hook/json_out.h"
 #include "hook/report.h"
 
 namespace jp::barrier {
@@ -70,12 +71,16 @@ class BarrierMonitor : public hook::MonitorImpl {
 
   std::string StatusJson() const override {
     std::lock_guard<std::mutex> lock(mu_);
-    std::string s = "{\"check\":\"";
-    s += unsupported_ ? "unsupported" : "ok";
-    s += "\",\"checks\":" + std::to_string(checks_) + ",\"suspects\":" + std::to_string(suspects_) +
-         ",\"confirmed\":" + std::to_string(confirmed_) + ",\"removed\":" + std::to_string(removed_);
-    if (!reason_.empty()) s += ",\"reason\":\"" + Escape(reason_) + "\"";
-    return s + "}";
+    hook::JsonOut w;
+    w.StartObject();
+    w.Field("check", unsupported_ ? "unsupported" : "ok");
+    w.Field("checks", checks_);
+    w.Field("suspects", suspects_);
+    w.Field("confirmed", confirmed_);
+    w.Field("removed", removed_);
+    if (!reason_.empty()) w.Field("reason", reason_);
+    w.EndObject();
+    return w.Take();
   }
 
  private:
@@ -106,15 +111,6 @@ class BarrierMonitor : public hook::MonitorImpl {
   static bool Fail(std::string* why, const std::string& reason) {
     *why = reason;
     return false;
-  }
-
-  static std::string Escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-      if (c == '"' || c == '\\') out += '\\';
-      if (static_cast<unsigned char>(c) >= 0x20) out += c;
-    }
-    return out;
   }
 
   JNIEnv* Env() {

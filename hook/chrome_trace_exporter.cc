@@ -1,14 +1,11 @@
 #include "hook/chrome_trace_exporter.h"
 
-#include <rapidjson/document.h>
-#include <rapidjson/filewritestream.h>
-#include <rapidjson/writer.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 
 #include "hook/event_json.h"
+#include "hook/json_out.h"
 
 namespace jp::hook {
 namespace {
@@ -48,9 +45,10 @@ class AtomicFile {
   FILE* f_ = nullptr;
 };
 
-using TraceWriter = rapidjson::Writer<rapidjson::FileWriteStream>;
+// The same writer as reports and status (one copy of the writing code in the library), in its file mode.
+using TraceWriter = JsonOut;
 
-void Str(TraceWriter& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+void Str(TraceWriter& w, std::string_view s) { w.String(s); }
 
 void WriteMetadata(TraceWriter& w, int32_t pid, uint32_t tid, const char* what, std::string_view name) {
   w.StartObject();
@@ -123,9 +121,7 @@ bool WriteChromeTrace(const std::string& path, const std::vector<TraceProcess>& 
     *error = "cannot open " + path + " for writing: " + strerror(errno);
     return false;
   }
-  char buffer[64 * 1024];
-  rapidjson::FileWriteStream os(file.get(), buffer, sizeof buffer);
-  TraceWriter w(os);
+  TraceWriter w(file.get());
   w.StartObject();
   w.Key("displayTimeUnit");
   w.String("ms");
@@ -160,18 +156,20 @@ bool WriteChromeTrace(const std::string& path, const std::vector<TraceProcess>& 
     w.Key("ts");
     w.Double(static_cast<double>(r.ts_ns - report_origin) / 1e3);
     w.Key("args");
-    rapidjson::Document d;
-    if (d.Parse(r.json.data(), r.json.size()).HasParseError() || !d.IsObject()) {
+    // The report as it was delivered, if it is one JSON object; an empty one otherwise.
+    const size_t brace = r.json.find_first_not_of(" \t\r\n");
+    if (brace == std::string::npos || r.json[brace] != '{' || !w.Embed(r.json)) {
       w.StartObject();
       w.EndObject();
-    } else {
-      d.Accept(w);
     }
     w.EndObject();
   }
   w.EndArray();
   w.EndObject();
-  os.Flush();
+  if (!w.Flush()) {
+    *error = "write failed: " + path + ".tmp: " + strerror(errno);
+    return false;  // the temporary file is removed by AtomicFile
+  }
   return file.Commit(error);
 }
 

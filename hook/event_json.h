@@ -1,5 +1,6 @@
 // Writing timeline events as JSON, shared by reports (blocked_by) and the Chrome trace exporter so that
-// both name kinds, args and times the same way.
+// both name kinds, args and times the same way. Writer: hook::JsonOut (hook/json_out.h), the library's one
+// JSON writer; a template only because the strings come from a live table or a recovered file.
 #ifndef JANKPROBE_HOOK_EVENT_JSON_H_
 #define JANKPROBE_HOOK_EVENT_JSON_H_
 
@@ -17,13 +18,13 @@ void WriteEventArgMembers(Writer& w, const Event& e, const Strings& strings) {
     if (a.type == ArgType::kNone) continue;
     std::string_view key = strings.Lookup(a.key);
     if (key.empty()) key = "arg";
-    w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+    w.Key(key.data(), key.size());
     switch (a.type) {
       case ArgType::kInt: w.Int64(a.as_int()); break;
       case ArgType::kDouble: w.Double(a.as_double()); break;
       case ArgType::kString: {
         std::string_view s = strings.Lookup(a.as_string());
-        w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+        w.String(s.data(), s.size());
         break;
       }
       case ArgType::kNone: break;
@@ -39,7 +40,7 @@ void WriteEventObject(Writer& w, const Event& e, const StringTable& strings, dou
   w.String(EventKindName(e.kind));
   std::string_view name = strings.Lookup(e.name);
   w.Key("name");
-  w.String(name.data(), static_cast<rapidjson::SizeType>(name.size()));
+  w.String(name.data(), name.size());
   w.Key("ts_ns");
   w.Uint64(e.ts_ns);
   w.Key("dur_ms");

@@ -11,6 +11,7 @@
 
 #include "hook/chrome_trace_exporter.h"
 #include "hook/clock.h"
+#include "hook/json_out.h"
 #include "hook/plugin.h"
 
 namespace jp::hook {
@@ -98,67 +99,49 @@ int Plugin::Export(const char* path, int format) {
 
 std::string Plugin::StatusJson() {
   std::lock_guard<std::mutex> lock(mu_);
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  JsonOut w;
   w.StartObject();
-  w.Key("started");
-  w.Bool(started_);
-  w.Key("running");
-  w.Bool(running_);
-  w.Key("reason");
-  w.String(run_reason_.c_str());
+  w.FieldBool("started", started_);
+  w.FieldBool("running", running_);
+  w.Field("reason", run_reason_);
   w.Key("monitors");
   w.StartObject();
   for (size_t i = 0; i < kMonitorCount; ++i) {
     w.Key(MonitorName(static_cast<Monitor>(i)));
     w.StartObject();
-    w.Key("state");
-    w.String(monitor_status_[i].c_str());
+    w.Field("state", monitor_status_[i]);
     if (monitors_[i]) {
-      std::string extra = monitors_[i]->StatusJson();
-      rapidjson::Document d;
-      if (!d.Parse(extra.c_str()).HasParseError() && d.IsObject()) {
-        w.Key("details");
-        d.Accept(w);
-      }
+      // A monitor's own JSON goes in only if it is one object: a monitor bug must not make status unreadable.
+      const std::string extra = monitors_[i]->StatusJson();
+      const size_t brace = extra.find_first_not_of(" \t\r\n");
+      if (brace != std::string::npos && extra[brace] == '{') w.EmbedField("details", extra);
     }
     w.EndObject();
   }
   w.EndObject();
   w.Key("warnings");
   w.StartArray();
-  for (const std::string& s : warnings_) w.String(s.c_str());
+  for (const std::string& s : warnings_) w.String(s);
   w.EndArray();
   w.Key("timeline");
   w.StartObject();
   if (timeline_) {
-    w.Key("capacity");
-    w.Uint(timeline_->capacity());
-    w.Key("appended");
-    w.Uint64(timeline_->appended());
-    w.Key("file");
-    w.String(timeline_->path().c_str());
-    w.Key("region_bytes");
-    w.Uint64(timeline_->region_size());
+    w.Field("capacity", static_cast<uint64_t>(timeline_->capacity()));
+    w.Field("appended", static_cast<uint64_t>(timeline_->appended()));
+    w.Field("file", timeline_->path());
+    w.Field("region_bytes", static_cast<uint64_t>(timeline_->region_size()));
   }
-  w.Key("previous_run_records");
-  w.Uint64(previous_.valid ? previous_.events.size() : 0);
-  if (previous_.found && !previous_.valid) {
-    w.Key("previous_run_error");
-    w.String(previous_.error.c_str());
-  }
+  w.Field("previous_run_records", static_cast<uint64_t>(previous_.valid ? previous_.events.size() : 0));
+  if (previous_.found && !previous_.valid) w.Field("previous_run_error", previous_.error);
   w.EndObject();
   w.Key("reports");
   w.StartObject();
-  w.Key("submitted");
-  w.Uint64(reports_.submitted());
-  w.Key("rate_limited");
-  w.Uint64(reports_.rate_limited());
-  w.Key("delivery_dropped");
-  w.Uint64(reports_.delivery_dropped());
+  w.Field("submitted", static_cast<uint64_t>(reports_.submitted()));
+  w.Field("rate_limited", static_cast<uint64_t>(reports_.rate_limited()));
+  w.Field("delivery_dropped", static_cast<uint64_t>(reports_.delivery_dropped()));
   w.EndObject();
   w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize());
+  return w.Take();
 }
 
 }  // namespace jp::hook

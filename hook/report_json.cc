@@ -1,12 +1,9 @@
 // Report rendering and the two lookups that give a report its meaning: which main-thread records
 // overlap the lag (blocked_by) and which stack frames are the app's own (key frames).
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <algorithm>
 
 #include "hook/event_json.h"
+#include "hook/json_out.h"
 #include "hook/report.h"
 
 namespace jp::hook {
@@ -107,9 +104,8 @@ bool IsKeyFrame(std::string_view frame, const std::vector<std::string>& key_pack
 
 std::string RenderReportJson(const Report& report, uint64_t seq, const std::vector<BlockedBy>& blocked_by,
                              const StringTable& strings, const std::vector<std::string>& key_packages) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  auto str = [&w](const std::string& s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); };
+  JsonOut w;
+  auto str = [&w](const std::string& s) { w.String(s); };
   w.StartObject();
   w.Key("type");
   str(report.type);
@@ -122,7 +118,7 @@ std::string RenderReportJson(const Report& report, uint64_t seq, const std::vect
   w.Key("dur_ms");
   w.Double(static_cast<double>(report.dur_ns) / 1e6);
   for (const ReportField& f : report.fields) {
-    w.Key(f.key.data(), static_cast<rapidjson::SizeType>(f.key.size()));
+    w.Key(f.key);
     switch (f.type) {
       case ReportField::Type::kInt: w.Int64(f.i); break;
       case ReportField::Type::kDouble: w.Double(f.d); break;
@@ -130,12 +126,7 @@ std::string RenderReportJson(const Report& report, uint64_t seq, const std::vect
       case ReportField::Type::kBool: w.Bool(f.i != 0); break;
       case ReportField::Type::kRawJson: {
         // Embedded only if it parses: a monitor bug must not produce an unreadable report line.
-        rapidjson::Document d;
-        if (d.Parse(f.s.data(), f.s.size()).HasParseError()) {
-          w.Null();
-        } else {
-          d.Accept(w);
-        }
+        if (!w.Embed(f.s)) w.Null();
         break;
       }
     }
@@ -169,7 +160,7 @@ std::string RenderReportJson(const Report& report, uint64_t seq, const std::vect
   }
   w.EndArray();
   w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize());
+  return w.Take();
 }
 
 }  // namespace jp::hook

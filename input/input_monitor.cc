@@ -4,27 +4,13 @@
 
 #include "hook/clock.h"
 #include "hook/android_api.h"
+#include "hook/json_out.h"
 #include "input/input_message.h"
 #include "input/input_proxies.h"
 #include "input/input_tracker.h"
 
 namespace jp::input {
 namespace {
-
-std::string Quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 class InputMonitor : public hook::MonitorImpl {
  public:
@@ -66,18 +52,26 @@ class InputMonitor : public hook::MonitorImpl {
   }
 
   std::string StatusJson() const override {
-    std::string out = "{\"android_api\":" + std::to_string(api_.level) + ",\"api_source\":" + Quoted(api_.source) +
-                      ",\"layout\":" + Quoted(layout_ ? layout_->name : "unknown") +
-                      ",\"mode\":" + Quoted(layout_ ? "seq" : "fd") + ",\"imports\":{";
+    hook::JsonOut w;
+    w.StartObject();
+    w.Field("android_api", static_cast<int64_t>(api_.level));
+    w.Field("api_source", api_.source);
+    w.Field("layout", layout_ ? layout_->name : "unknown");
+    w.Field("mode", layout_ ? "seq" : "fd");
+    w.Key("imports");
+    w.StartObject();
     const ProxySpec* p = Proxies();
-    for (int i = 0; i < kProxyCount; ++i) {
-      out += std::string(i ? "," : "") + Quoted(p[i].symbol) + ":" + Quoted(ProxyStateName(install_.state[i]));
-    }
-    out += "},\"hot_path_fence\":" + Quoted(InputTracker::Get().FenceMode());
-    out += ",\"clock\":" + InputTracker::Get().ClockJson();
-    out += ",\"counters\":" + InputTracker::Get().CountersJson();
-    if (!remove_errors_.empty()) out += ",\"remove_errors\":" + Quoted(remove_errors_);
-    return out + "}";
+    for (int i = 0; i < kProxyCount; ++i) w.Field(p[i].symbol, ProxyStateName(install_.state[i]));
+    w.EndObject();
+    w.Field("hot_path_fence", InputTracker::Get().FenceMode());
+    // The tracker's clock and counters come as JSON objects of their own (written on its side).
+    w.Key("clock");
+    if (!w.Embed(InputTracker::Get().ClockJson())) w.Null();
+    w.Key("counters");
+    if (!w.Embed(InputTracker::Get().CountersJson())) w.Null();
+    if (!remove_errors_.empty()) w.Field("remove_errors", remove_errors_);
+    w.EndObject();
+    return w.Take();
   }
 
  private:

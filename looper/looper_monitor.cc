@@ -9,21 +9,13 @@
 #include "hook/event_clock.h"
 #include "hook/jni/jni_refs.h"
 #include "hook/jni/jni_util.h"
+#include "hook/json_out.h"
 #include "hook/report.h"
 #include "looper/dispatch_timing.h"
 #include "looper/printer_hook.h"
 
 namespace jp::looper {
 namespace {
-
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out;
-}
 
 class LooperMonitor : public hook::MonitorImpl {
  public:
@@ -82,28 +74,46 @@ class LooperMonitor : public hook::MonitorImpl {
   std::string StatusJson() const override {
     const LooperCounters c = TimingCounters();
     std::lock_guard<std::mutex> lock(mu_);
-    std::string s = "{\"source\":\"" + source_ + "\",\"source_reason\":\"" + Escape(source_reason_) + "\"";
-    if (!source_error_.empty()) s += ",\"source_error\":\"" + Escape(source_error_) + "\"";
-    s += ",\"poll_library\":\"" + Escape(poll_library_) + "\",\"poll_slots\":" + std::to_string(PollSourceSlots()) +
-         ",\"poll_gaps\":" + std::to_string(c.poll_gaps) + ",\"poll_ring_full\":" + std::to_string(c.poll_ring_full) +
-         ",\"ticker_resumes\":" + std::to_string(c.ticker_resumes) + ",\"poll_rearms\":" + std::to_string(c.poll_rearms);
+    hook::JsonOut w;
+    w.StartObject();
+    w.Field("source", source_);
+    w.Field("source_reason", source_reason_);
+    if (!source_error_.empty()) w.Field("source_error", source_error_);
+    w.Field("poll_library", poll_library_);
+    w.Field("poll_slots", static_cast<uint64_t>(PollSourceSlots()));
+    w.Field("poll_gaps", c.poll_gaps);
+    w.Field("poll_ring_full", c.poll_ring_full);
+    w.Field("ticker_resumes", c.ticker_resumes);
+    w.Field("poll_rearms", c.poll_rearms);
     // The poll source times gaps with the process event clock: which counter, or why clock_gettime.
-    if (source_ == "poll") s += ",\"clock\":" + hook::ProcessEventClock().StatusJson();
-    s += ",\"printer\":\"";
-    s += printer_state_ + "\",\"chained_to\":\"" + Escape(chained_to_) + "\"";
-    s += ",\"reinstalls\":" + std::to_string(reinstalls_);
-    if (!replaced_by_.empty()) s += ",\"last_replaced_by\":\"" + Escape(replaced_by_) + "\"";
-    if (!check_error_.empty()) s += ",\"check_error\":\"" + Escape(check_error_) + "\"";
-    s += ",\"checks\":" + std::to_string(checks_);
-    s += ",\"messages\":" + std::to_string(c.messages) + ",\"lags\":" + std::to_string(c.lags) +
-         ",\"anrs\":" + std::to_string(c.anrs) + ",\"samples\":" + std::to_string(c.samples) +
-         ",\"unmatched\":" + std::to_string(c.unmatched) + ",\"reports_dropped\":" + std::to_string(c.reports_dropped) +
-         ",\"history_entries\":" + std::to_string(c.history_entries) +
-         ",\"history_evicted\":" + std::to_string(c.history_evicted);
-    s += ",\"frames\":{\"state\":\"" + Escape(frames_state_) + "\",\"frames\":" + std::to_string(c.frames) +
-         ",\"dropped\":" + std::to_string(c.dropped_frames) + ",\"janky\":" + std::to_string(c.janky_frames) +
-         ",\"refresh_ms\":" + std::to_string(c.refresh_ms) + "}";
-    return s + "}";
+    if (source_ == "poll") {
+      w.Key("clock");
+      if (!w.Embed(hook::ProcessEventClock().StatusJson())) w.Null();
+    }
+    w.Field("printer", printer_state_);
+    w.Field("chained_to", chained_to_);
+    w.Field("reinstalls", reinstalls_);
+    if (!replaced_by_.empty()) w.Field("last_replaced_by", replaced_by_);
+    if (!check_error_.empty()) w.Field("check_error", check_error_);
+    w.Field("checks", checks_);
+    w.Field("messages", c.messages);
+    w.Field("lags", c.lags);
+    w.Field("anrs", c.anrs);
+    w.Field("samples", c.samples);
+    w.Field("unmatched", c.unmatched);
+    w.Field("reports_dropped", c.reports_dropped);
+    w.Field("history_entries", c.history_entries);
+    w.Field("history_evicted", c.history_evicted);
+    w.Key("frames");
+    w.StartObject();
+    w.Field("state", frames_state_);
+    w.Field("frames", c.frames);
+    w.Field("dropped", c.dropped_frames);
+    w.Field("janky", c.janky_frames);
+    w.Field("refresh_ms", c.refresh_ms);
+    w.EndObject();
+    w.EndObject();
+    return w.Take();
   }
 
  private:
