@@ -9,11 +9,19 @@
 //   clock the gaps were timed with (the process event clock: the CPU counter where validated).
 // - DrainGaps: the watchdog's side, per gap: its looper.message record appended, the history updated.
 // The plugin pieces are the real ones (timeline, watchdog, looper timing); only the JVM is absent.
+//
+// Instructions per gap (exact, unlike wall time on a shared host): `--polls=MODE` (unhooked, other,
+// main) runs `--batches=N` batches of kBatch polls with the drain between them, no benchmark; under
+// callgrind, counting only inside PollBatch (the drain excluded, as in the timed variants):
+//   valgrind --tool=callgrind --toggle-collect='*PollBatch*' --callgrind-out-file=/tmp/cg.main
+//       build/<dir>/bench/looper_poll_bench --polls=main --batches=200
+//   callgrind_annotate /tmp/cg.main | head   (total Ir / (200 x 512) = instructions per poll)
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <pthread.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -64,24 +72,30 @@ World* Get() {
   return w;
 }
 
-constexpr int kBatch = 512;  // gaps per iteration (half the ring)
+constexpr int kBatch = 256;  // gaps per iteration (half the ring)
+
+// One batch of polls, out of line so that callgrind can count exactly its instructions.
+__attribute__((noinline)) void PollBatch(World* w) {
+  for (int i = 0; i < kBatch; ++i) benchmark::DoNotOptimize(w->poll(w->looper, 0));
+}
+
+bool StartMode(World* w, int mode, std::string* why) {
+  if (mode == 0) return true;
+  // mode 1: some other thread is main (a value no thread has); mode 2: this one.
+  const uintptr_t main = mode == 2 ? static_cast<uintptr_t>(pthread_self()) : 1;
+  return looper::StartPollSource("libutils.so", main, mode == 2 ? w->ctx.main_tid : 0, why);
+}
 
 void PollOnce(benchmark::State& state, int mode) {
   World* w = Get();
   if (!w->ok) return state.SkipWithError(("setup: " + w->why).c_str());
   std::string why;
-  if (mode > 0) {
-    // mode 1: some other thread is main (a value no thread has); mode 2: this one.
-    const uintptr_t main = mode == 2 ? static_cast<uintptr_t>(pthread_self()) : 1;
-    if (!looper::StartPollSource("libutils.so", main, mode == 2 ? w->ctx.main_tid : 0, &why)) {
-      return state.SkipWithError(("StartPollSource: " + why).c_str());
-    }
-  }
+  if (!StartMode(w, mode, &why)) return state.SkipWithError(("StartPollSource: " + why).c_str());
   // Batches of kBatch polls, then the watchdog's drain with the clock stopped (in the app it runs every
   // 200 ms on the watchdog thread, ~80 gaps at a time: without it the ring fills and the main thread
   // falls back to appending records itself). The same pause in every mode keeps them comparable.
   for (auto _ : state) {
-    for (int i = 0; i < kBatch; ++i) benchmark::DoNotOptimize(w->poll(w->looper, 0));
+    PollBatch(w);
     state.PauseTiming();
     if (mode == 2) looper::DrainPollSource();
     state.ResumeTiming();
@@ -123,7 +137,43 @@ BENCHMARK(BM_PollOnce_OtherThread)->Repetitions(10);
 BENCHMARK(BM_PollOnce_MainThread)->Repetitions(10);
 BENCHMARK(BM_DrainGaps)->Repetitions(3);
 
+// --polls=MODE [--batches=N]: the instruction-counting run (see the top of the file).
+int CountPolls(const std::string& mode_name, int batches) {
+  const int mode = mode_name == "unhooked" ? 0 : mode_name == "other" ? 1 : mode_name == "main" ? 2 : -1;
+  if (mode < 0) {
+    std::fprintf(stderr, "--polls: unhooked, other or main, not %s\n", mode_name.c_str());
+    return 2;
+  }
+  World* w = Get();
+  std::string why;
+  if (!w->ok || !StartMode(w, mode, &why)) {
+    std::fprintf(stderr, "setup: %s\n", (w->ok ? why : w->why).c_str());
+    return 1;
+  }
+  for (int b = 0; b < batches; ++b) {
+    PollBatch(w);
+    if (mode == 2) looper::DrainPollSource();
+  }
+  if (mode > 0) looper::StopPollSource();
+  std::printf("%s: %d polls\n", mode_name.c_str(), batches * kBatch);
+  return 0;
+}
+
 }  // namespace
 }  // namespace jp
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  std::string polls;
+  int batches = 200;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--polls=", 0) == 0) polls = a.substr(8);
+    if (a.rfind("--batches=", 0) == 0) batches = std::atoi(a.c_str() + 10);
+  }
+  if (!polls.empty()) return jp::CountPolls(polls, batches > 0 ? batches : 1);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

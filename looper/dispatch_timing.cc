@@ -451,14 +451,20 @@ void internal::ReportFinished() {
   }
 }
 
-// What the timeline does not hold yet (see hook::InFlightProvider): the poll source's finished gaps still
-// in its ring, and with running_too the message running right now. try_lock: the main thread holds the
-// mutex only for a few stores, and a report must never wait on it.
+// What the timeline does not hold yet (see hook::InFlightProvider). Poll source: its finished gaps are
+// drained into the timeline right here, before the caller's snapshot, instead of lent as copies: a copy of
+// a run of short gaps could not match the record the watchdog's drain appends later (the run may grow
+// before that drain ends it), and a drain appending between the lend and the snapshot would then show the
+// same gaps twice. Draining here locks mu, which in poll mode only watchdog-side code holds (drain,
+// samples, report queue, history rendering), never the main thread and never across JNI or a wait: the
+// wait is bounded. With running_too, the gap running right now is lent. Printer source: the message
+// running now, with try_lock: its main thread holds the mutex for a few stores, and a report must never
+// wait on it.
 static void InFlight(uint64_t now_ns, bool running_too, std::vector<hook::Event>* out, void*) {
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (!ctx || !g.active.load(std::memory_order_acquire)) return;
   if (g.poll_active.load(std::memory_order_acquire)) {
-    PollPendingRecords(ctx, out);
+    DrainPollGaps();
     hook::Event running;
     if (running_too && PollRunningMessage(ctx, now_ns, &running)) out->push_back(running);
     return;
@@ -495,6 +501,9 @@ void ActivateTiming(const hook::PluginContext* context, const Config& config) {
     g.key_source = t->Intern("source");
     g.value_poll = t->Intern("poll");
     g.name_poll = t->Intern("dispatch (poll: no message identity)");
+    g.name_run = t->Intern("looper.run");
+    g.key_count = t->Intern("count");
+    g.key_busy_us = t->Intern("busy_us");
   }
   if (context->reports) context->reports->AddInFlightProvider(&InFlight, nullptr);
   {
@@ -522,6 +531,8 @@ void RetuneTiming(const Config& config) {
   g.anr_ns.store(ms(c.anr_ms), std::memory_order_relaxed);
   g.sample_after_ns.store(ms(c.sample_after_ms), std::memory_order_relaxed);
   g.sample_interval_ns.store(ms(c.sample_interval_ms), std::memory_order_relaxed);
+  g.record_min_ns.store(static_cast<uint64_t>(c.record_min_us > 0 ? c.record_min_us : 0) * 1000u,
+                        std::memory_order_relaxed);
   g.max_frames.store(config.report.max_stack_frames > 0 ? config.report.max_stack_frames : 64,
                      std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(g.mu);
@@ -564,6 +575,8 @@ LooperCounters TimingCounters() {
   c.ticker_resumes = g.ticker_resumes.load(std::memory_order_relaxed);
   c.poll_rearms = g.poll_rearms.load(std::memory_order_relaxed);
   if (g.poll_active.load(std::memory_order_acquire)) DrainPollGaps();  // the history as of now
+  c.poll_run_records = g.poll_run_records.load(std::memory_order_relaxed);
+  c.poll_run_gaps = g.poll_run_gaps.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(g.mu);
   if (!g.locked) return c;  // never activated: no history yet
   c.history_entries = g.locked->history.size();

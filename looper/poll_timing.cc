@@ -15,13 +15,15 @@
 //
 // Why the record is appended by the drain and not by the main thread: the timeline is shared by every
 // thread, so its append takes a locked instruction and ~70 instructions around it, the biggest part of
-// a gap's cost at ~400 gaps/s. What a record appended up to 200 ms late changes: reports and exports
-// read the ring's pending gaps too (PollPendingRecords, through the report sink's in-flight providers),
-// so a report names a gap that ended a moment ago; a process killed outright loses at most the gaps of
-// its last check period from the timeline file (an ANR kill comes seconds into one stuck gap, after the
-// earlier ones were drained). A full ring (the watchdog starved for 1024 gaps) makes the main thread
-// append the record itself: no record is ever lost to it.
-//
+// a gap's cost at ~400 gaps/s. What a record appended up to 200 ms late changes: a report or an export
+// drains the ring itself before it reads the timeline (the report sink's in-flight provider, see
+// InFlight in dispatch_timing.cc), so a report names a gap that ended a moment ago; a process killed
+// outright loses at most the gaps of its last check period from the timeline file (an ANR kill comes
+// seconds into one stuck gap, after the earlier ones were drained). A full ring (the watchdog starved
+// for kPollRing gaps) makes the main thread append the gap's record itself: no record is ever lost to it.
+// The drain merges back-to-back gaps shorter than looper.record_min_us into one `looper.run` record
+// (GapRecorder below): most gaps are a few microseconds, and one record each filled the timeline ring.
+
 // Sampling deadline: armed lazily, not per gap. Arming one per message (as the printer source does) wakes
 // the watchdog with a futex whenever the new deadline is earlier than its planned wake, which on a busy
 // main thread is most messages. Here one "check" deadline is outstanding while the main thread works: the
@@ -146,8 +148,8 @@ class PollInside {
 };
 bool PollActive() { return g.poll_active.load(std::memory_order_acquire); }
 
-// A finished gap's timeline record (the drain's, the full ring's and the pending copies' one shape: the
-// report sink recognises a pending copy the timeline already holds by kind, tid, start and duration).
+// A finished gap's timeline record (the drain's and the full ring's one shape; the running gap's copy
+// lent to a report adds still_running).
 hook::Event GapRecord(const hook::PluginContext* ctx, uint64_t start_ns, uint64_t wall_ns) {
   hook::Event e;
   e.ts_ns = start_ns;
@@ -158,6 +160,65 @@ hook::Event GapRecord(const hook::PluginContext* ctx, uint64_t start_ns, uint64_
   e.args[0] = hook::EventArg::String(g.key_source, g.value_poll);
   return e;
 }
+
+// One drain's records (g.mu held): a gap of at least record_min_ns gets its own record; back-to-back
+// shorter ones are merged into one `looper.run` record (ts: the first one's start, dur: to the last one's
+// end; args: how many and their summed wall time), so that ~400 fast messages a second do not push the
+// lags out of the timeline ring. A run ends
+// - before a gap that gets its own record (the run is appended first: records stay in time order);
+// - before a gap that followed a wait longer than record_min_ns: the slice a run draws in a trace (and
+//   the overlap a report's blocked_by computes from it) then never hides more idle time in one piece than
+//   a message needs to be recorded on its own: the thread was working, give or take waits too short to
+//   matter at the recording threshold;
+// - at the end of the drain (every 200 ms, before a report or export, when status is read): a record
+//   once appended is final, so whatever reads the timeline after a drain finds each gap in exactly one
+//   record, and a run spans at most one drain period.
+// A run of one gap is written as that gap's own record (nothing was merged).
+class GapRecorder {
+ public:
+  GapRecorder(const hook::PluginContext* ctx, uint64_t record_min_ns)
+      : ctx_(ctx), timeline_(ctx ? ctx->timeline : nullptr), min_(record_min_ns) {}
+  void Add(uint64_t start_ns, uint64_t wall_ns) {
+    if (!timeline_) return;
+    if (wall_ns >= min_) {  // record_min 0: every gap
+      Flush();
+      Append(GapRecord(ctx_, start_ns, wall_ns));
+      return;
+    }
+    if (count_ != 0 && start_ns > end_ && start_ns - end_ > min_) Flush();
+    if (count_ == 0) start_ = start_ns;
+    end_ = start_ns + wall_ns;
+    busy_ += wall_ns;
+    ++count_;
+  }
+  void Flush() {
+    if (!timeline_) return;
+    if (count_ == 1) {
+      Append(GapRecord(ctx_, start_, end_ - start_));
+    } else if (count_ > 1) {
+      hook::Event e = GapRecord(ctx_, start_, end_ - start_);
+      e.name = g.name_run;
+      e.args[1] = hook::EventArg::Int(g.key_count, count_);
+      e.args[2] = hook::EventArg::Int(g.key_busy_us, static_cast<int64_t>(busy_ / 1000));
+      Append(e);
+      g.poll_run_records.store(g.poll_run_records.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      g.poll_run_gaps.store(g.poll_run_gaps.load(std::memory_order_relaxed) + static_cast<uint64_t>(count_),
+                            std::memory_order_relaxed);
+    }
+    count_ = 0;
+    busy_ = 0;
+  }
+
+ private:
+  void Append(const hook::Event& e) {
+    if (timeline_) timeline_->Append(e);
+  }
+  const hook::PluginContext* const ctx_;
+  hook::Timeline* const timeline_;
+  const uint64_t min_;
+  uint64_t start_ = 0, end_ = 0, busy_ = 0;
+  int64_t count_ = 0;
+};
 
 // epoll_wait returned on the main thread: a gap starts, at t0 (0: read the clock now). Inside PollInside.
 void GapStarts(uint64_t t0) {
@@ -415,11 +476,10 @@ void DrainPollGapsLocked() {
   const uint64_t head = g.ring_head.load(std::memory_order_acquire);
   const uint64_t lag = g.lag_ns.load(std::memory_order_relaxed);
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
+  GapRecorder records(ctx, g.record_min_ns.load(std::memory_order_relaxed));
   for (; tail != head; ++tail) {
     const PollGap& e = g.ring[tail % kPollRing];
-    // Appended before the tail moves past it (release, below): a reader that finds it gone from the ring
-    // finds it in the timeline.
-    if (ctx && ctx->timeline) ctx->timeline->Append(GapRecord(ctx, e.start_ns, e.wall_ns));
+    records.Add(e.start_ns, e.wall_ns);
     Dispatch d;
     d.start_ns = e.start_ns;
     d.wall_ns = e.wall_ns;
@@ -450,33 +510,13 @@ void DrainPollGapsLocked() {
     g.locked->history.Add(d, samples);  // a sampled (medium / slow) gap keeps its samples (moved)
     if (cur.seq == e.seq) cur.seq = 0;
   }
+  records.Flush();  // a run ends with the drain: what a drain appends never changes later
   g.ring_tail.store(tail, std::memory_order_release);
 }
 
 void DrainPollGaps() {
   std::lock_guard<std::mutex> lock(g.mu);
   DrainPollGapsLocked();
-}
-
-void PollPendingRecords(const hook::PluginContext* ctx, std::vector<hook::Event>* out) {
-  // The producer writes slot i + kPollRing only once the tail has passed i. So a slot copied while the
-  // tail (read again after the copies) is still at or below its index was not being rewritten; one below
-  // it was drained, its record appended before the tail moved (the caller's later timeline snapshot has it).
-  const uint64_t head = g.ring_head.load(std::memory_order_acquire);
-  const uint64_t tail = g.ring_tail.load(std::memory_order_acquire);
-  if (tail >= head) return;
-  const uint64_t n = head - tail < kPollRing ? head - tail : kPollRing;
-  std::vector<PollGap> copy(static_cast<size_t>(n));
-  for (uint64_t i = 0; i < n; ++i) {
-    PollGap& slot = g.ring[(tail + i) % kPollRing];
-    copy[i].start_ns = __atomic_load_n(&slot.start_ns, __ATOMIC_RELAXED);
-    copy[i].wall_ns = __atomic_load_n(&slot.wall_ns, __ATOMIC_RELAXED);
-  }
-  std::atomic_thread_fence(std::memory_order_acquire);  // the copies before the second tail read
-  const uint64_t tail_after = g.ring_tail.load(std::memory_order_acquire);
-  for (uint64_t i = tail_after > tail ? tail_after - tail : 0; i < n; ++i) {
-    out->push_back(GapRecord(ctx, copy[i].start_ns, copy[i].wall_ns));
-  }
 }
 
 bool PollRunningMessage(const hook::PluginContext* ctx, uint64_t now_ns, hook::Event* out) {

@@ -100,10 +100,13 @@ struct Timing {
   std::atomic<uint64_t> sample_after_ns{0};
   std::atomic<uint64_t> sample_interval_ns{0};
   std::atomic<int> max_frames{0};
+  // looper.record_min_us: poll gaps shorter than this are merged into run records by the drain (0: none).
+  std::atomic<uint64_t> record_min_ns{0};
   // Argument keys and names, interned at activation.
   uint16_t key_what = 0, key_cpu = 0, key_target = 0, key_callback = 0;
   uint16_t key_dropped = 0, key_gap = 0, key_interval = 0, name_frame = 0, key_running = 0;
   uint16_t key_source = 0, name_poll = 0, value_poll = 0;
+  uint16_t name_run = 0, key_count = 0, key_busy_us = 0;
 
   std::mutex mu;     // `locked` (set once, under it, by the first ActivateTiming) and all it holds
   Locked* locked = nullptr;
@@ -123,6 +126,7 @@ struct Timing {
   std::atomic<uint64_t> messages{0}, lags{0}, anrs{0}, samples{0}, unmatched{0}, reports_dropped{0};
   std::atomic<uint64_t> frame_count{0}, dropped_frames{0}, janky_frames{0}, refresh_ns{0};
   std::atomic<uint64_t> poll_gaps{0}, poll_ring_full{0}, ticker_resumes{0}, poll_rearms{0};
+  std::atomic<uint64_t> poll_run_records{0}, poll_run_gaps{0};  // written by the drain (under mu)
 };
 extern Timing g;  // JP_CONSTINIT (dispatch_timing.cc)
 
@@ -163,11 +167,10 @@ void SubmitReport(const hook::PluginContext* ctx, const char* type, const Dispat
 void ReportFinished();
 
 // Poll source (poll_timing.cc): its deadline callbacks, the watchdog-side drain, the in-flight record.
+// The drain takes mu; reports and exports call it too (through the in-flight provider), so that the
+// timeline holds every finished gap's record before they read it.
 void DrainPollGaps();
 bool PollRunningMessage(const hook::PluginContext* ctx, uint64_t now_ns, hook::Event* out);
-// Copies of the records of finished gaps still in the ring (the drain appends them to the timeline), for
-// reports and export; lock-free, the ring is not consumed.
-void PollPendingRecords(const hook::PluginContext* ctx, std::vector<hook::Event>* out);
 
 }  // namespace jp::looper::internal
 

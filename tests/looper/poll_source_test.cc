@@ -1,16 +1,22 @@
 // The looper's poll source natively, without a JVM: this thread is the main thread and polls the libutils.so
 // fixture's looper (epoll_wait through libutils.so's GOT), so every pollOnce(0) ends one gap and starts the
-// next. What is checked: the gap records reach the timeline through the drain, not from the main thread;
-// until then the report sink's in-flight providers lend them (a report raised right after a gap names it),
-// each record exactly once; a full ring makes the main thread append the record itself (none lost).
+// next at the same instant. What is checked: the gap records reach the timeline through the drain, not from
+// the main thread; a report or export drains first (a report raised right after a gap names it), so every
+// gap is in exactly one record, also while the main thread polls and another thread reports; with
+// looper.record_min_us, back-to-back short gaps become one `looper.run` record (count, busy time, the span
+// from the first start to the last end), a slow gap its own record after the run before it, and a wait
+// longer than record_min_us ends a run; a full ring makes the main thread append the record itself.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 
 #include <algorithm>
 #include <memory>
+#include <atomic>
 #include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "hook/clock.h"
 #include "hook/config.h"
@@ -60,6 +66,61 @@ class PollSourceTest : public ::testing::Test {
     if (looper_) destroy_(looper_);
   }
 
+  // looper.record_min_us for the rest of the test.
+  void SetRecordMinUs(int32_t us) {
+    Config c;
+    c.looper.record_min_us = us;
+    looper::RetuneTiming(c);
+  }
+
+  // A main-thread looper record written during the test, with its count (1 for a gap's own record).
+  struct Rec {
+    uint64_t ts = 0, dur = 0;
+    std::string name;
+    int64_t count = 1, busy_us = -1;
+    uint64_t end() const { return ts + dur; }
+  };
+  std::vector<Rec> Recs(const hook::TimelineRead& read) const {
+    std::vector<Rec> out;
+    for (const hook::Event& e : read.events) {
+      if (e.kind != hook::EventKind::kLooperMessage || e.tid != ctx_.main_tid || base_.count(e.ts_ns)) continue;
+      Rec r;
+      r.ts = e.ts_ns;
+      r.dur = e.dur_ns;
+      r.name = std::string(timeline_->strings().Lookup(e.name));
+      for (const hook::EventArg& a : e.args) {
+        const std::string_view key = timeline_->strings().Lookup(a.key);
+        if (a.type == hook::ArgType::kInt && key == "count") r.count = a.as_int();
+        if (a.type == hook::ArgType::kInt && key == "busy_us") r.busy_us = a.as_int();
+      }
+      out.push_back(r);
+    }
+    return out;
+  }
+  static int64_t SumCounts(const std::vector<Rec>& recs) {
+    int64_t n = 0;
+    for (const Rec& r : recs) n += r.count;
+    return n;
+  }
+  // Records in start order never overlap: a gap held twice (a lent copy and the drained record, or two
+  // runs) would.
+  static std::string Overlap(std::vector<Rec> recs) {
+    std::sort(recs.begin(), recs.end(), [](const Rec& a, const Rec& b) { return a.ts < b.ts; });
+    for (size_t i = 1; i < recs.size(); ++i) {
+      if (recs[i].ts < recs[i - 1].end()) {
+        return "[" + std::to_string(recs[i - 1].ts) + " +" + std::to_string(recs[i - 1].dur) + " x" +
+               std::to_string(recs[i - 1].count) + "] overlaps [" + std::to_string(recs[i].ts) + " +" +
+               std::to_string(recs[i].dur) + " x" + std::to_string(recs[i].count) + "]";
+      }
+    }
+    return "";
+  }
+  void Spin(uint64_t ns) {
+    const uint64_t t0 = hook::MonotonicNs();
+    for (volatile int spin = 0; hook::MonotonicNs() - t0 < ns; spin = spin + 1) {
+    }
+  }
+
   // Distinct starts of the main thread's gap records.
   std::set<uint64_t> GapRecords(const hook::TimelineRead& read) const {
     std::set<uint64_t> starts;
@@ -88,26 +149,152 @@ class PollSourceTest : public ::testing::Test {
   std::set<uint64_t> base_;
 };
 
-TEST_F(PollSourceTest, GapRecordsAreAppendedByTheDrainAndLentUntilThen) {
+// The gaps' clock is within 50 us of CLOCK_MONOTONIC (hook/event_clock.h).
+constexpr uint64_t kClockSlackNs = 50 * 1000;
+
+TEST_F(PollSourceTest, EveryGapIsRecordedByTheDrainOrByAReportBeforeIt) {
+  SetRecordMinUs(0);  // every gap its own record
   poll_(looper_, 0);  // the first gap starts
   Gaps(50);           // 50 gaps end
-  const uint64_t now = hook::MonotonicNs();
-  // Whatever the watchdog drained meanwhile is in the timeline, the rest is lent: 50 records, once each.
-  const hook::TimelineRead lent = reports_.SnapshotWithInFlight(*timeline_, now, /*running_too=*/false);
+  // Nothing in the timeline yet (the watchdog's periodic drain is the looper monitor's, absent here)...
+  EXPECT_EQ(CountGapRecords(timeline_->Snapshot()), 0u);
+  // ... a report's snapshot drains first: 50 records, once each, and they stay in the timeline.
+  const hook::TimelineRead lent = reports_.SnapshotWithInFlight(*timeline_, hook::MonotonicNs(), false);
   EXPECT_EQ(CountGapRecords(lent), 50u);
-  EXPECT_EQ(GapRecords(lent).size() - base_.size(), 50u) << "a record lent and held would count twice above";
-  EXPECT_LE(CountGapRecords(timeline_->Snapshot()), 50u);
-  // The drain appends them: the timeline alone then has all 50, and nothing is lent twice.
+  EXPECT_EQ(GapRecords(lent).size() - base_.size(), 50u) << "a gap held twice would count twice above";
+  EXPECT_EQ(CountGapRecords(timeline_->Snapshot()), 50u);
   looper::DrainPollSource();
   EXPECT_EQ(CountGapRecords(timeline_->Snapshot()), 50u);
-  EXPECT_EQ(CountGapRecords(reports_.SnapshotWithInFlight(*timeline_, now, false)), 50u);
+  for (const Rec& r : Recs(timeline_->Snapshot())) EXPECT_EQ(r.name, "dispatch (poll: no message identity)");
+}
+
+TEST_F(PollSourceTest, BackToBackShortGapsBecomeOneRunRecord) {
+  const uint64_t t0 = hook::MonotonicNs();
+  poll_(looper_, 0);
+  Gaps(40);
+  const uint64_t t1 = hook::MonotonicNs();
+  looper::DrainPollSource();
+  const std::vector<Rec> recs = Recs(timeline_->Snapshot());
+  ASSERT_EQ(recs.size(), 1u) << "40 gaps of ~0.1 us under the default record_min_us (1000)";
+  const Rec& run = recs[0];
+  EXPECT_EQ(run.name, "looper.run");
+  EXPECT_EQ(run.count, 40);
+  // The span: from the first gap's start (after t0) to the last one's end (before t1).
+  EXPECT_GE(run.ts + kClockSlackNs, t0);
+  EXPECT_LE(run.end(), t1 + kClockSlackNs);
+  EXPECT_GT(run.dur, 0u);
+  // pollOnce(0) starts the next gap where the last ended: the busy time is the whole span.
+  EXPECT_EQ(run.busy_us, static_cast<int64_t>(run.dur / 1000)) << run.dur;
+  looper::LooperCounters c = looper::TimingCounters();
+  EXPECT_GE(c.poll_run_records, 1u);
+  EXPECT_GE(c.poll_run_gaps, 40u);
+}
+
+TEST_F(PollSourceTest, ASlowGapGetsItsOwnRecordAfterTheRunBeforeIt) {
+  poll_(looper_, 0);
+  Gaps(10);
+  Spin(3 * hook::kNsPerMs);  // the 11th gap: 3 ms, over record_min_us
+  Gaps(11);                  // it ends, and 10 short ones after it
+  looper::DrainPollSource();
+  const std::vector<Rec> recs = Recs(timeline_->Snapshot());  // in append order
+  ASSERT_EQ(recs.size(), 3u);
+  EXPECT_EQ(recs[0].name, "looper.run");
+  EXPECT_EQ(recs[0].count, 10);
+  EXPECT_EQ(recs[1].name, "dispatch (poll: no message identity)");
+  EXPECT_EQ(recs[1].count, 1);
+  EXPECT_GE(recs[1].dur + kClockSlackNs, 3 * hook::kNsPerMs);
+  EXPECT_EQ(recs[2].name, "looper.run");
+  EXPECT_EQ(recs[2].count, 10);
+  // Back to back, in time order: each starts where the one before ended.
+  EXPECT_EQ(recs[0].end(), recs[1].ts);
+  EXPECT_EQ(recs[1].end(), recs[2].ts);
+}
+
+TEST_F(PollSourceTest, AWaitLongerThanRecordMinEndsTheRun) {
+  poll_(looper_, 0);
+  Gaps(5);
+  poll_(looper_, 3);  // ends the 6th gap, waits 3 ms (nothing to read), starts the 7th
+  Gaps(5);
+  looper::DrainPollSource();
+  std::vector<Rec> recs = Recs(timeline_->Snapshot());
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0].count, 6);
+  EXPECT_EQ(recs[1].count, 5);
+  EXPECT_GE(recs[1].ts - recs[0].end() + kClockSlackNs, 3 * hook::kNsPerMs);
+
+  // A wait shorter than record_min_us (here 20 ms) stays inside the run.
+  for (const Rec& r : recs) base_.insert(r.ts);
+  SetRecordMinUs(20 * 1000);
+  poll_(looper_, 0);
+  Gaps(5);
+  poll_(looper_, 3);
+  Gaps(5);
+  looper::DrainPollSource();
+  recs = Recs(timeline_->Snapshot());
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].count, 12);  // the gap the first poll ended, the 5, the one before the wait, the 5
+  EXPECT_GE(recs[0].dur + kClockSlackNs, 3 * hook::kNsPerMs);
+  EXPECT_LE(recs[0].busy_us * 1000 + 3 * hook::kNsPerMs, recs[0].dur + kClockSlackNs) << "the wait is not busy time";
+}
+
+TEST_F(PollSourceTest, AReportBetweenDrainsSeesThePartialRunOnce) {
+  poll_(looper_, 0);
+  Gaps(20);
+  std::vector<Rec> recs = Recs(reports_.SnapshotWithInFlight(*timeline_, hook::MonotonicNs(), false));
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].count, 20);
+  Gaps(20);  // the run goes on after the report: its second half is a record of its own
+  recs = Recs(reports_.SnapshotWithInFlight(*timeline_, hook::MonotonicNs(), false));
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0].count + recs[1].count, 40);
+  EXPECT_EQ(Overlap(recs), "");
+  looper::DrainPollSource();
+  const std::vector<Rec> drained = Recs(timeline_->Snapshot());
+  ASSERT_EQ(drained.size(), 2u) << "the drain found nothing left to append";
+  EXPECT_EQ(drained[0].ts, recs[0].ts);
+  EXPECT_EQ(drained[1].end(), recs[1].end());
+  // A report that also asks for the running gap gets it once, after the last finished one.
+  poll_(looper_, 0);
+  const hook::TimelineRead with_running = reports_.SnapshotWithInFlight(*timeline_, hook::MonotonicNs(), true);
+  recs = Recs(with_running);
+  ASSERT_EQ(recs.size(), 4u);  // the two runs, the gap the poll ended, the one running
+  EXPECT_EQ(SumCounts(recs), 42);
+  EXPECT_EQ(Overlap(recs), "");
+}
+
+TEST_F(PollSourceTest, ReportsWhileTheMainThreadPollsSeeEveryGapOnce) {
+  constexpr int kGaps = 20000;
+  std::atomic<bool> done{false};
+  std::atomic<int> snapshots{0};
+  std::string failure;
+  std::thread reporter([&] {
+    while (!done.load() && snapshots.load() < 2000) {
+      const std::vector<Rec> recs = Recs(reports_.SnapshotWithInFlight(*timeline_, hook::MonotonicNs(), false));
+      const std::string overlap = Overlap(recs);
+      if (!overlap.empty() && failure.empty()) failure = overlap;
+      if (SumCounts(recs) > kGaps && failure.empty()) failure = "more gaps than polled";
+      snapshots.fetch_add(1);
+    }
+  });
+  poll_(looper_, 0);
+  for (int i = 0; i < kGaps; ++i) {
+    poll_(looper_, 0);
+    if (i % 2000 == 0) looper::DrainPollSource();  // the watchdog's drain between the reporter's
+  }
+  done.store(true);
+  reporter.join();
+  EXPECT_EQ(failure, "");
+  EXPECT_GT(snapshots.load(), 1);
+  looper::DrainPollSource();
+  const std::vector<Rec> recs = Recs(timeline_->Snapshot());
+  EXPECT_EQ(SumCounts(recs), kGaps);
+  EXPECT_EQ(Overlap(recs), "");
 }
 
 TEST_F(PollSourceTest, AReportRightAfterAGapNamesItBeforeAnyDrain) {
   poll_(looper_, 0);
   const uint64_t t0 = hook::MonotonicNs();
-  for (volatile int spin = 0; hook::MonotonicNs() - t0 < 3 * hook::kNsPerMs; spin = spin + 1) {
-  }
+  Spin(3 * hook::kNsPerMs);
   poll_(looper_, 0);  // the 3 ms gap ends
   hook::Report r;
   r.type = "touch_lag";
@@ -121,14 +308,25 @@ TEST_F(PollSourceTest, AReportRightAfterAGapNamesItBeforeAnyDrain) {
 }
 
 TEST_F(PollSourceTest, AFullRingLosesNoRecord) {
-  // More gaps than the ring holds (1024) with no drain in between unless the watchdog's happens to run:
-  // the main thread appends the overflow itself.
+  // Several times more gaps than the ring holds, with no drain in between: the main thread appends the
+  // overflow itself, one record per gap; the drain then appends the ring's.
+  constexpr int kGaps = 3000;
+  SetRecordMinUs(0);
   poll_(looper_, 0);
-  Gaps(1500);
-  const uint64_t now = hook::MonotonicNs();
-  EXPECT_EQ(CountGapRecords(reports_.SnapshotWithInFlight(*timeline_, now, false)), 1500u);
+  Gaps(kGaps);
+  EXPECT_EQ(CountGapRecords(reports_.SnapshotWithInFlight(*timeline_, hook::MonotonicNs(), false)), size_t{kGaps});
+  EXPECT_GT(looper::TimingCounters().poll_ring_full, 0u) << "the ring never filled: not the path under test";
   looper::DrainPollSource();
-  EXPECT_EQ(CountGapRecords(timeline_->Snapshot()), 1500u);
+  EXPECT_EQ(CountGapRecords(timeline_->Snapshot()), size_t{kGaps});
+
+  // With runs: the overflow's own records and the drained runs still hold each gap once.
+  for (const Rec& r : Recs(timeline_->Snapshot())) base_.insert(r.ts);
+  SetRecordMinUs(1000);
+  Gaps(kGaps);
+  looper::DrainPollSource();
+  const std::vector<Rec> recs = Recs(timeline_->Snapshot());
+  EXPECT_EQ(SumCounts(recs), kGaps);
+  EXPECT_EQ(Overlap(recs), "");
 }
 
 }  // namespace
