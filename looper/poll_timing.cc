@@ -51,11 +51,15 @@
 #include "hook/jni/jni_util.h"
 #include "jankprobe/plt.h"
 #include "looper/dispatch_timing.h"
+#include "looper/looper_monitor.h"
 #include "looper/timing_state.h"
 
 namespace jp::looper {
 namespace internal {
 void DrainPollGapsLocked();  // g.mu held
+
+// The ring's size (timing_state.h) against the watchdog's drain period.
+static_assert(kPollRing * 1000 / kPrinterCheckMs >= 2000, "the poll ring holds one drain period at 2000 gaps/s");
 
 namespace {
 
