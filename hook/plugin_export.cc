@@ -1,7 +1,5 @@
 // Export and status of the running (or stopped) plugin.
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <fcntl.h>
 #include <unistd.h>
 
