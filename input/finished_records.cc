@@ -10,22 +10,23 @@ namespace jp::input {
 hook::Event InputTracker::RecordOf(const FinishedEvent& d) const noexcept {
   // At most hook::kMaxArgs arguments; the most useful come first.
   static_assert(hook::kMaxArgs >= 4, "an input record carries fd, seq, dispatch_ms, consume_ms");
+  const EventIdentView id = IdentViewOf(d.ident);
   hook::Event e;
   e.ts_ns = d.read_ns;
   e.dur_ns = d.dur_ns;
-  e.tid = d.tid;
-  if (d.fd_mode) {
+  e.tid = id.tid;
+  if (id.fd_mode != 0) {
     e.kind = hook::EventKind::kInputMotion;
     e.name = name_fd_timed_;
-    e.args[0] = hook::EventArg::Int(key_fd_, d.fd);
+    e.args[0] = hook::EventArg::Int(key_fd_, id.fd);
     e.args[1] = hook::EventArg::String(key_mode_, value_fd_);
     return e;
   }
-  e.kind = d.type == EventType::kKey ? hook::EventKind::kInputKey : hook::EventKind::kInputMotion;
+  e.kind = id.type == EventType::kKey ? hook::EventKind::kInputKey : hook::EventKind::kInputMotion;
   // action_index is validated by the decoder (ActionIndex); the bound check guards a torn lent copy only.
-  e.name = d.action_index >= 0 && d.action_index < kActionIndexCount ? action_names_[d.action_index] : name_fd_timed_;
-  e.args[0] = hook::EventArg::Int(key_fd_, d.fd);
-  e.args[1] = hook::EventArg::Int(key_seq_, d.seq);
+  e.name = id.action_index >= 0 && id.action_index < kActionIndexCount ? action_names_[id.action_index] : name_fd_timed_;
+  e.args[0] = hook::EventArg::Int(key_fd_, id.fd);
+  e.args[1] = hook::EventArg::Int(key_seq_, id.seq);
   // ns -> ms by multiplying by 1e-6 (the value may differ from the quotient in the last bit, far below the
   // clock's own bound); kept from when this ran on the app's thread, so records stay bit-identical.
   constexpr double kMsPerNs = 1e-6;

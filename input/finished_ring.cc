@@ -10,14 +10,8 @@ FinishedEvent FinishedRing::Load(const Slot& s) noexcept {
   e.dur_ns = __atomic_load_n(&s.dur_ns, __ATOMIC_RELAXED);
   e.event_time_ns = __atomic_load_n(&s.event_time_ns, __ATOMIC_RELAXED);
   e.consume_time_ns = __atomic_load_n(&s.consume_time_ns, __ATOMIC_RELAXED);
-  const uint64_t fd_seq = __atomic_load_n(&s.fd_seq, __ATOMIC_RELAXED);
-  const uint64_t meta = __atomic_load_n(&s.meta, __ATOMIC_RELAXED);
-  e.fd = static_cast<int32_t>(static_cast<uint32_t>(fd_seq));
-  e.seq = static_cast<uint32_t>(fd_seq >> 32);
-  e.tid = static_cast<uint32_t>(meta);
-  e.type = static_cast<EventType>(static_cast<uint8_t>(meta >> 32));
-  e.action_index = static_cast<int8_t>(static_cast<uint8_t>(meta >> 40));
-  e.fd_mode = ((meta >> 48) & 1) != 0;
+  e.ident.w[0] = __atomic_load_n(&s.ident[0], __ATOMIC_RELAXED);
+  e.ident.w[1] = __atomic_load_n(&s.ident[1], __ATOMIC_RELAXED);
   return e;
 }
 

@@ -23,7 +23,7 @@
 #include <mutex>
 #include <vector>
 
-#include "input/input_message.h"
+#include "input/pending_events.h"
 
 namespace jp::input {
 
@@ -33,12 +33,7 @@ struct FinishedEvent {
   uint64_t dur_ns = 0;
   int64_t event_time_ns = 0;
   int64_t consume_time_ns = 0;  // 0: the release sends none (or fd mode)
-  int32_t fd = -1;
-  uint32_t seq = 0;
-  uint32_t tid = 0;
-  EventType type = EventType::kKey;
-  int8_t action_index = -1;
-  bool fd_mode = false;
+  EventIdentWords ident{};      // fd, seq, tid, type, fd_mode, action_index (IdentViewOf)
 };
 
 class FinishedRing {
@@ -68,8 +63,7 @@ class FinishedRing {
   struct alignas(64) Slot {
     uint64_t read_ns, dur_ns;
     int64_t event_time_ns, consume_time_ns;
-    uint64_t fd_seq;  // fd (low half) | seq (high half)
-    uint64_t meta;    // tid | type << 32 | action_index << 40 | fd_mode << 48
+    uint64_t ident[2];
   };
   static FinishedEvent Load(const Slot& s) noexcept;
   // Push's rare half: the ring looked full by the producer's cached tail; reads the real one.
@@ -93,12 +87,8 @@ inline bool FinishedRing::Push(const FinishedEvent& e) noexcept {
   __atomic_store_n(&s.dur_ns, e.dur_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&s.event_time_ns, e.event_time_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&s.consume_time_ns, e.consume_time_ns, __ATOMIC_RELAXED);
-  __atomic_store_n(&s.fd_seq, static_cast<uint64_t>(static_cast<uint32_t>(e.fd)) | uint64_t{e.seq} << 32,
-                   __ATOMIC_RELAXED);
-  __atomic_store_n(&s.meta,
-                   uint64_t{e.tid} | uint64_t{static_cast<uint8_t>(e.type)} << 32 |
-                       uint64_t{static_cast<uint8_t>(e.action_index)} << 40 | uint64_t{e.fd_mode} << 48,
-                   __ATOMIC_RELAXED);
+  __atomic_store_n(&s.ident[0], e.ident.w[0], __ATOMIC_RELAXED);
+  __atomic_store_n(&s.ident[1], e.ident.w[1], __ATOMIC_RELAXED);
   head_.store(head + 1, std::memory_order_release);
   return true;
 }

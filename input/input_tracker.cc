@@ -247,20 +247,13 @@ JP_INPUT_HOT void InputTracker::Finish(bool owner, int index, uint64_t now, cons
   const uint32_t word = pending_.Word(index);
   const uint32_t flags = pending_.Marks(index, word);
   const PendingEvent& e = pending_.at(index);
-  FinishedEvent done;
-  done.read_ns = e.read_ns;
-  done.dur_ns = now > e.read_ns ? now - e.read_ns : 0;
-  done.event_time_ns = e.event_time_ns;
-  done.consume_time_ns = f ? f->consume_time_ns : 0;
-  done.fd = e.fd;
-  done.seq = e.seq;
-  done.tid = e.tid;
-  done.type = e.type;
-  done.action_index = e.action_index;
-  done.fd_mode = e.fd_mode;
+  const uint64_t dur = now > e.read_ns ? now - e.read_ns : 0;
+  const int64_t consume_time = f ? f->consume_time_ns : 0;
   // The record is built and appended by the watchdog (DrainFinished): here only what it is made of goes
   // into the ring, in one line. Only the owner's outermost entry may push (single producer).
-  if (__builtin_expect(owner && finished_.Push(done), 1)) {
+  if (__builtin_expect(owner && finished_.Push(FinishedEvent{e.read_ns, dur, e.event_time_ns, consume_time,
+                                                             IdentWordsOf(e)}),
+                       1)) {
     // The drain deadline: whatever monitor deadline is armed drains the ring when it fires; if none is,
     // or it is due later than a drain period from now, this arms one (a push right after a drain, with
     // lag_ms above the drain period). The push is published before LowerDeadline's fence, and the
@@ -268,12 +261,12 @@ JP_INPUT_HOT void InputTracker::Finish(bool owner, int index, uint64_t now, cons
     // we see no deadline armed and arm one.
     LowerDeadline(now + kDrainPeriodNs);
   } else {
-    AppendNow(done, owner);
+    AppendNow(index, dur, consume_time, owner);
   }
   events_finished_.Add(owner);
 
   // A lag the watchdog saw is in flags; one it marks from now on it will find already taken.
-  const bool lagged = (flags & kLagFired) != 0 || done.dur_ns > lag_ns_.load(std::memory_order_relaxed);
+  const bool lagged = (flags & kLagFired) != 0 || dur > lag_ns_.load(std::memory_order_relaxed);
   if (__builtin_expect(!lagged, 1)) {
     pending_.Free(index);
     return;
@@ -281,9 +274,10 @@ JP_INPUT_HOT void InputTracker::Finish(bool owner, int index, uint64_t now, cons
   FinishLagged(index, word, now, f);
 }
 
-JP_INPUT_COLD void InputTracker::AppendNow(const FinishedEvent& done, bool owner) noexcept {
+JP_INPUT_COLD void InputTracker::AppendNow(int index, uint64_t dur, int64_t consume_time, bool owner) noexcept {
   if (owner) ring_full_.Add(true);
-  timeline_->Append(RecordOf(done));
+  const PendingEvent& e = pending_.at(index);  // still ours: freed after this
+  timeline_->Append(RecordOf(FinishedEvent{e.read_ns, dur, e.event_time_ns, consume_time, IdentWordsOf(e)}));
 }
 
 JP_INPUT_COLD void InputTracker::FinishLagged(int index, uint32_t word, uint64_t now,

@@ -131,7 +131,7 @@ class InputTracker {
   void FinishLagged(int index, uint32_t word, uint64_t now_ns, const FinishedSignal* f) noexcept;
   // The record of a finished event, appended right away: by a thread other than the owner, or by the
   // owner when the ring is full.
-  void AppendNow(const FinishedEvent& done, bool owner) noexcept;
+  void AppendNow(int index, uint64_t dur_ns, int64_t consume_time_ns, bool owner) noexcept;
   // The timeline record of a finished event (the drain's, AppendNow's and the lent copies' one shape: the
   // report sink recognises a lent copy the timeline already holds by kind, tid, start and duration).
   hook::Event RecordOf(const FinishedEvent& done) const noexcept;

@@ -27,7 +27,9 @@
 #define JANKPROBE_INPUT_PENDING_EVENTS_H_
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "input/input_message.h"
 
@@ -65,6 +67,42 @@ struct alignas(64) PendingEvent {
   uint64_t finish_ns = 0;
 };
 static_assert(sizeof(PendingEvent) == 128, "two lines per slot");
+
+// The fields that name an event (fd .. action_index, 16 bytes in PendingEvent) as the finish side copies
+// them into the finished ring: two word loads and two word stores, no per-field packing on the app's
+// thread. EventIdentView reads them back (fd_mode as a byte: a lent copy torn by a concurrent push is
+// thrown away later, but must not be a bool with another value than 0 or 1 meanwhile).
+struct EventIdentWords {
+  uint64_t w[2];
+};
+struct EventIdentView {
+  int32_t fd;
+  uint32_t seq;
+  uint32_t tid;
+  EventType type;
+  uint8_t fd_mode;
+  int8_t action_index;
+  uint8_t unused;
+};
+static_assert(sizeof(EventIdentView) == sizeof(EventIdentWords), "16 bytes");
+static_assert(offsetof(PendingEvent, seq) - offsetof(PendingEvent, fd) == offsetof(EventIdentView, seq) &&
+                  offsetof(PendingEvent, tid) - offsetof(PendingEvent, fd) == offsetof(EventIdentView, tid) &&
+                  offsetof(PendingEvent, type) - offsetof(PendingEvent, fd) == offsetof(EventIdentView, type) &&
+                  offsetof(PendingEvent, fd_mode) - offsetof(PendingEvent, fd) == offsetof(EventIdentView, fd_mode) &&
+                  offsetof(PendingEvent, action_index) - offsetof(PendingEvent, fd) == offsetof(EventIdentView, action_index) &&
+                  offsetof(PendingEvent, event_time_ns) - offsetof(PendingEvent, fd) >= sizeof(EventIdentWords) &&
+                  sizeof(bool) == 1,
+              "PendingEvent's fd .. action_index are laid out as EventIdentView");
+inline EventIdentWords IdentWordsOf(const PendingEvent& e) noexcept {
+  EventIdentWords w;
+  std::memcpy(&w, reinterpret_cast<const char*>(&e) + offsetof(PendingEvent, fd), sizeof w);
+  return w;
+}
+inline EventIdentView IdentViewOf(const EventIdentWords& w) noexcept {
+  EventIdentView v;
+  std::memcpy(&v, &w, sizeof v);
+  return v;
+}
 
 class PendingEvents {
  public:

@@ -8,3 +8,7 @@ jp_add_gtest(input_imports_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/input_imports_
              LIBS jp_input jp_hook jp_plt jp_libinput_bionic TIMEOUT 60)
 # The hot path's building blocks on their own.
 jp_add_gtest(pending_events_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/pending_events_test.cc LIBS jp_input TIMEOUT 60)
+# The finished ring (the main thread's records, appended by the watchdog's drain): alone, and end to end.
+jp_add_gtest(finished_ring_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/finished_ring_test.cc LIBS jp_input TIMEOUT 60)
+jp_add_gtest(input_drain_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/input_drain_test.cc
+             LIBS jp_input jp_hook jp_plt jp_libinput TIMEOUT 60)
