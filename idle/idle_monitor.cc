@@ -1,8 +1,10 @@
 #include "idle/idle_monitor.h"
 
 #include <string>
+#include <vector>
 
 #include "hook/jni/jni_refs.h"
+#include "hook/json_out.h"
 #include "hook/jni/jni_util.h"
 #include "idle/idle_timing.h"
 
@@ -42,7 +44,21 @@ class IdleMonitor : public hook::MonitorImpl {
     return true;
   }
 
-  void Retune(const Config& config) override { RetuneTiming(config.idle.lag_ms); }
+  void Retune(const Config& config) override {
+    RetuneTiming(config.idle.lag_ms, config.idle.record_min_us);
+    std::string why;
+    JNIEnv* env = jni::AttachedEnv(jni::Vm(), "jankprobe-control", &why);
+    if (!env || !PublishFoldThreshold(env, &why)) fold_error_ = "fold threshold not updated: " + why;
+  }
+
+  // TimingIdleHandlerList.foldBelowNs: calls shorter than this end in Java, counted in their class's
+  // figures only. Written through JNI (a volatile field: the next call sees it).
+  bool PublishFoldThreshold(JNIEnv* env, std::string* why) {
+    env->SetStaticLongField(jni::Idle().timing_list, fold_below_, static_cast<jlong>(FoldBelowNs()));
+    if (jni::TakeException(env, "TimingIdleHandlerList.foldBelowNs", why)) return false;
+    fold_error_.clear();
+    return true;
+  }
 
   void Stop() override {
     if (!queue_) return;
@@ -75,15 +91,98 @@ class IdleMonitor : public hook::MonitorImpl {
     if (!why.empty()) *why_out = why;
   }
 
+  // Today's counters (calls now include the folded ones), how many calls got a timeline record of their
+  // own and how many were folded, and the Java side's figures per handler class (read through JNI from
+  // this thread; they may be a call apart, TimingIdleHandlerList.ClassFigures says why).
   std::string StatusJson() const override {
     const IdleCounters c = TimingCounters();
-    return "{\"handlers_taken_over\":" + std::to_string(taken_over_) + ",\"calls\":" + std::to_string(c.calls) +
-           ",\"lags\":" + std::to_string(c.lags) +
-           ",\"deadline_arms\":" + std::to_string(c.deadline_arms) + ",\"arm_calls\":" + std::to_string(c.arm_calls) +
-           ",\"fence\":\"" + (c.fence_expedited ? "membarrier" : "full") + "\"}";
+    std::vector<ClassFigures> classes;
+    std::string figures_error;
+    ReadClassFigures(&classes, &figures_error);
+    uint64_t calls = c.uncounted_calls, folded = 0;
+    for (const ClassFigures& f : classes) {
+      calls += f.calls;
+      folded += f.folded;
+    }
+    hook::JsonOut out;
+    out.StartObject();
+    out.Field("handlers_taken_over", static_cast<int64_t>(taken_over_));
+    out.Field("calls", calls);
+    out.Field("lags", c.lags);
+    out.Field("deadline_arms", c.deadline_arms);
+    out.Field("arm_calls", c.arm_calls);
+    out.Field("fence", c.fence_expedited ? "membarrier" : "full");
+    out.Field("recorded", c.recorded);
+    out.Field("folded", folded);
+    out.Field("record_min_us", c.record_min_us);
+    if (!fold_error_.empty()) out.Field("fold_error", fold_error_);
+    if (!figures_error.empty()) out.Field("per_handler_error", figures_error);
+    out.Key("per_handler");
+    out.StartArray();
+    for (const ClassFigures& f : classes) {
+      out.StartObject();
+      out.Field("class", f.handler_class);
+      out.Field("calls", f.calls);
+      out.Field("folded", f.folded);
+      out.Field("total_ns", f.total_ns);
+      out.Field("max_ns", f.max_ns);
+      out.EndObject();
+    }
+    out.EndArray();
+    out.EndObject();
+    return out.Take();
   }
 
  private:
+  struct ClassFigures {
+    std::string handler_class;
+    uint64_t calls = 0, folded = 0, total_ns = 0, max_ns = 0;
+  };
+
+  // TimingIdleHandlerList.figures(): {String[] classes, long[] 4 per class}.
+  void ReadClassFigures(std::vector<ClassFigures>* out, std::string* why) const {
+    if (!figures_) return;  // not installed
+    JNIEnv* env = jni::AttachedEnv(jni::Vm(), "jankprobe-control", why);
+    if (!env) return;
+    jni::ScopedLocalFrame frame(env, 8);
+    if (!frame.ok()) {
+      *why = "PushLocalFrame failed";
+      return;
+    }
+    auto pair = static_cast<jobjectArray>(env->CallStaticObjectMethod(jni::Idle().timing_list, figures_));
+    if (jni::TakeException(env, "TimingIdleHandlerList.figures", why) || !pair) return;
+    auto classes = static_cast<jobjectArray>(env->GetObjectArrayElement(pair, 0));
+    auto values = static_cast<jlongArray>(env->GetObjectArrayElement(pair, 1));
+    if (jni::TakeException(env, "TimingIdleHandlerList.figures()[]", why) || !classes || !values) return;
+    const jsize n = env->GetArrayLength(classes);
+    if (env->GetArrayLength(values) != 4 * n) {
+      *why = "TimingIdleHandlerList.figures: " + std::to_string(env->GetArrayLength(values)) + " values for " +
+             std::to_string(n) + " classes";
+      return;
+    }
+    std::vector<jlong> v(static_cast<size_t>(4 * n));
+    if (n > 0) env->GetLongArrayRegion(values, 0, 4 * n, v.data());
+    for (jsize i = 0; i < n; ++i) {
+      ClassFigures f;
+      auto name = static_cast<jstring>(env->GetObjectArrayElement(classes, i));
+      if (name) {
+        const char* utf = env->GetStringUTFChars(name, nullptr);
+        if (utf) {
+          f.handler_class = utf;
+          env->ReleaseStringUTFChars(name, utf);
+        }
+        env->DeleteLocalRef(name);
+      }
+      auto at = [&](int k) { return v[static_cast<size_t>(4 * i + k)] > 0 ? static_cast<uint64_t>(v[4 * i + k]) : 0; };
+      f.calls = at(0);
+      f.folded = at(1);
+      f.total_ns = at(2);
+      f.max_ns = at(3);
+      out->push_back(std::move(f));
+    }
+    jni::TakeException(env, "TimingIdleHandlerList.figures: class names", why);
+  }
+
   bool Install(const Config& config, hook::PluginContext* context, std::string* why) {
     const jni::IdleRefs& refs = jni::Idle();
     if (!jni::Vm()) return Fail(why, "no Java VM: libjankprobe.so was not loaded with System.loadLibrary");
@@ -95,8 +194,16 @@ class IdleMonitor : public hook::MonitorImpl {
     jobject queue = jni::MainQueue(env, why);
     if (!queue) return false;
 
+    // The Java side's fold threshold and figures (members of the timing list, looked up here and not with
+    // the shared refs: only this monitor uses them).
+    fold_below_ = env->GetStaticFieldID(refs.timing_list, "foldBelowNs", "J");
+    if (jni::TakeException(env, "TimingIdleHandlerList.foldBelowNs", why)) return false;
+    figures_ = env->GetStaticMethodID(refs.timing_list, "figures", "()[Ljava/lang/Object;");
+    if (jni::TakeException(env, "TimingIdleHandlerList.figures", why)) return false;
+
     // Timing is live before the list is: a handler running right after the swap is already recorded.
-    ActivateTiming(context, config.idle.lag_ms);
+    ActivateTiming(context, config.idle.lag_ms, config.idle.record_min_us);
+    if (!PublishFoldThreshold(env, why)) return Undo(why);
     {
       QueueLock lock(env, queue);
       if (!lock.held()) {
@@ -133,6 +240,9 @@ class IdleMonitor : public hook::MonitorImpl {
   }
 
   jobject queue_ = nullptr;  // global ref to the main MessageQueue while installed
+  jfieldID fold_below_ = nullptr;  // static long TimingIdleHandlerList.foldBelowNs
+  jmethodID figures_ = nullptr;    // static Object[] TimingIdleHandlerList.figures()
+  std::string fold_error_;         // why the last retune could not publish the fold threshold
   int taken_over_ = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <string_view>
@@ -30,8 +31,12 @@ struct Timing {
   hook::InFlightGate gate{&fence};
   std::atomic<const hook::PluginContext*> context{nullptr};
   std::atomic<uint64_t> lag_ns{200 * hook::kNsPerMs};
+  std::atomic<uint64_t> record_min_ns{1000 * 1000};  // idle.record_min_us
   // The main thread (the gate's owner) counts with a plain load + store, other threads atomically.
-  hook::SplitCounter calls;
+  // Calls the Java side did not count in a class's figures (TimingIdleHandlerList.ClassFigures; more
+  // classes than it keeps figures for), and the calls that got a timeline record of their own.
+  hook::SplitCounter uncounted_calls;
+  hook::SplitCounter recorded;
   hook::SplitCounter lags;
   hook::SplitCounter arm_calls;  // nativeArm calls: Java found no deadline covering its call
   std::atomic<uint64_t> deadline_arms{0};
@@ -179,35 +184,44 @@ void AttachStack(uint64_t since, hook::Report* r) {
   }
 }
 
+// A call the Java side did not fold into its class's figures: long enough for a timeline record of its
+// own (record_min_us) or a lag report (lag_ms), of a class without figures, or record_min_us is 0.
 jint Record(const hook::InFlightGate::Pass& pass, JNIEnv* env, uint64_t begin, uint64_t end, jint name_key,
-            jstring handler_class, jboolean keep) {
+            jstring handler_class, jboolean keep, jboolean counted) {
   const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
   if (!ctx || begin == 0) return 0;
-  // The end is on the event clock, within its 50 us bound of CLOCK_MONOTONIC, the start's clock: a
-  // handler shorter than that error may come out at 0.
+  // Both ends are Java's System.nanoTime (CLOCK_MONOTONIC), the clock the watchdog's deadlines use.
   const uint64_t dur = end > begin ? end - begin : 0;
-  g_timing.calls.Add(pass.exclusive());
   const uint64_t lag_ns = g_timing.lag_ns.load(std::memory_order_relaxed);
+  const bool own_record = dur >= g_timing.record_min_ns.load(std::memory_order_relaxed) || dur >= lag_ns;
+  if (!counted) g_timing.uncounted_calls.Add(pass.exclusive());
+  if (own_record) g_timing.recorded.Add(pass.exclusive());
   const uint32_t epoch = g_timing.epoch.load(std::memory_order_relaxed);
   jint key = name_key;
   char name_buf[hook::StringTable::kMaxLength + 1];
   std::string_view name;
   const bool known = key > 0 && (static_cast<uint32_t>(key) >> kIdBits) == epoch;
-  if (!known || dur >= lag_ns || !ctx->timeline) name = HandlerName(env, handler_class, name_buf);
+  if ((!known && (own_record || !counted)) || dur >= lag_ns || !ctx->timeline) {
+    name = HandlerName(env, handler_class, name_buf);
+  }
 
-  if (ctx->timeline) {
+  // A short call of a class without figures is interned all the same, so that its next calls skip reading
+  // the name (the key); one of a class with figures that reached here has a record to write.
+  if (ctx->timeline && (own_record || !counted)) {
     hook::Timeline& tl = *ctx->timeline;
     const uint16_t id = known ? static_cast<uint16_t>(key & ((1 << kIdBits) - 1)) : tl.Intern(name);
     // An overflowing table is not cached: the name gets another chance on the next call.
     key = id == hook::StringTable::kOverflow || id == hook::StringTable::kNone ? 0 : NameKey(epoch, id);
-    hook::Event e;
-    e.ts_ns = begin;
-    e.dur_ns = dur;
-    e.tid = ctx->main_tid ? ctx->main_tid : hook::CallerTid();
-    e.kind = hook::EventKind::kIdleHandler;
-    e.name = id;
-    e.args[0] = hook::EventArg::Int(g_timing.keep_key.load(std::memory_order_relaxed), keep ? 1 : 0);
-    tl.Append(e);
+    if (own_record) {
+      hook::Event e;
+      e.ts_ns = begin;
+      e.dur_ns = dur;
+      e.tid = ctx->main_tid ? ctx->main_tid : hook::CallerTid();
+      e.kind = hook::EventKind::kIdleHandler;
+      e.name = id;
+      e.args[0] = hook::EventArg::Int(g_timing.keep_key.load(std::memory_order_relaxed), keep ? 1 : 0);
+      tl.Append(e);
+    }
   }
 
   if (dur < lag_ns) return key;
@@ -225,15 +239,15 @@ jint Record(const hook::InFlightGate::Pass& pass, JNIEnv* env, uint64_t begin, u
   return key;
 }
 
-jint End(JNIEnv* env, jlong started_ns, jint name_key, jstring handler_class, jboolean keep) {
-  const uint64_t end = hook::ProcessEventClock().NowNs();
+jint End(JNIEnv* env, jlong started_ns, jlong ended_ns, jint name_key, jstring handler_class, jboolean keep,
+         jboolean counted) {
   Words().running_since.store(0, std::memory_order_relaxed);
   // A call begun before the monitor started, or ending after it stopped, is not recorded (gate closed).
   const hook::InFlightGate::Pass pass = g_timing.gate.Enter(hook::CallerTid(), g_timing.active);
-  const jint key =
-      pass.open && started_ns > 0
-          ? Record(pass, env, static_cast<uint64_t>(started_ns), end, name_key, handler_class, keep)
-          : 0;
+  const jint key = pass.open && started_ns > 0 && ended_ns > 0
+                       ? Record(pass, env, static_cast<uint64_t>(started_ns), static_cast<uint64_t>(ended_ns),
+                                name_key, handler_class, keep, counted)
+                       : 0;
   g_timing.gate.Leave(pass);
   return key;
 }
@@ -242,7 +256,7 @@ const jni::IdleHooks kHooks = {Arm, End};
 
 }  // namespace
 
-void ActivateTiming(const hook::PluginContext* context, int32_t lag_ms) {
+void ActivateTiming(const hook::PluginContext* context, int32_t lag_ms, int32_t record_min_us) {
   g_timing.context.store(context, std::memory_order_release);
   // Control path, before any call can enter: the membarrier registration (once per process) and the
   // event clock's calibration (once per process), and the owner of the single-writer state.
@@ -258,13 +272,20 @@ void ActivateTiming(const hook::PluginContext* context, int32_t lag_ms) {
   g_timing.epoch.store(epoch == 0 ? 1 : epoch, std::memory_order_relaxed);
   g_timing.keep_key.store(context && context->timeline ? context->timeline->Intern("keep") : 0,
                           std::memory_order_relaxed);
-  RetuneTiming(lag_ms);
   g_timing.active.store(true, std::memory_order_seq_cst);
+  RetuneTiming(lag_ms, record_min_us);
   jni::SetIdleHooks(&kHooks);
 }
 
-void RetuneTiming(int32_t lag_ms) {
+void RetuneTiming(int32_t lag_ms, int32_t record_min_us) {
   g_timing.lag_ns.store(static_cast<uint64_t>(lag_ms > 0 ? lag_ms : 1) * hook::kNsPerMs, std::memory_order_relaxed);
+  g_timing.record_min_ns.store(static_cast<uint64_t>(record_min_us > 0 ? record_min_us : 0) * 1000,
+                               std::memory_order_relaxed);
+}
+
+int64_t FoldBelowNs() {
+  return static_cast<int64_t>(std::min(g_timing.record_min_ns.load(std::memory_order_relaxed),
+                                       g_timing.lag_ns.load(std::memory_order_relaxed)));
 }
 
 void DeactivateTiming() {
@@ -284,7 +305,9 @@ void DeactivateTiming() {
 
 IdleCounters TimingCounters() {
   IdleCounters c;
-  c.calls = g_timing.calls.Load();
+  c.uncounted_calls = g_timing.uncounted_calls.Load();
+  c.recorded = g_timing.recorded.Load();
+  c.record_min_us = g_timing.record_min_ns.load(std::memory_order_relaxed) / 1000;
   c.lags = g_timing.lags.Load();
   c.deadline_arms = g_timing.deadline_arms.load(std::memory_order_relaxed);
   c.arm_calls = g_timing.arm_calls.Load();

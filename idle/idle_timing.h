@@ -2,13 +2,17 @@
 // takes the start (System.nanoTime, CLOCK_MONOTONIC) and writes it into a word the watchdog reads
 // (jni::IdleWords::running_since); it calls `arm` only when no watchdog deadline is sure to cover the call
 // (about once per idle.lag_ms, see ArmIfIdle), so a handler that overruns is caught with its own frames on
-// the stack. One native call per call in steady state: `end` clears the word, appends an `idle.handler`
-// timeline record (handler class, duration) and, over the threshold, submits an `idle_lag` report with
-// that stack. No syscall, allocation, lock or locked instruction besides the timeline's own on either path
-// unless a call overran (the main thread is the single writer of the state it touches, hook::InFlightGate).
+// the stack. It takes the end itself too and, in steady state, makes no native call at all: a call shorter
+// than FoldBelowNs() (published to the Java side by the monitor) is only added to its handler class's
+// figures (calls, total, longest; kept in Java) and the running word cleared. Every other call goes to
+// `end`: it clears the word, appends an `idle.handler` timeline record when the call took at least
+// idle.record_min_us (or lag_ms) and, over lag_ms, submits an `idle_lag` report with the stack. No
+// syscall, allocation, lock or locked instruction besides the timeline's own on either path unless a call
+// overran (the main thread is the single writer of the state it touches, hook::InFlightGate).
 //
 // The state is process-wide and never freed: a wrapper already inside queueIdle() when the monitor stops
-// still calls end, which then finds the timing inactive and does nothing.
+// still ends its call, natively (which then finds the timing inactive and does nothing) or folded into its
+// class's figures (which outlive the monitor).
 #ifndef JANKPROBE_IDLE_IDLE_TIMING_H_
 #define JANKPROBE_IDLE_IDLE_TIMING_H_
 
@@ -20,7 +24,11 @@
 namespace jp::idle {
 
 struct IdleCounters {
-  uint64_t calls = 0;
+  // Calls the Java side did not count in a class's figures (TimingIdleHandlerList keeps figures for a
+  // bounded number of classes); the monitor adds the Java side's counts for the total.
+  uint64_t uncounted_calls = 0;
+  uint64_t recorded = 0;  // calls that got a timeline record of their own (at least record_min_us or lag_ms)
+  uint64_t record_min_us = 0;
   uint64_t lags = 0;
   uint64_t deadline_arms = 0;  // watchdog deadlines armed: about one per lag_ms of steady calls, not one per call
   uint64_t arm_calls = 0;      // native arm calls from Java: about deadline_arms with the expedited fence,
@@ -28,9 +36,12 @@ struct IdleCounters {
   bool fence_expedited = false;  // the watchdog side of the Dekker pair is a membarrier
 };
 
-// Starts timing with this context and threshold (installs the JNI hooks).
-void ActivateTiming(const hook::PluginContext* context, int32_t lag_ms);
-void RetuneTiming(int32_t lag_ms);
+// Starts timing with this context and thresholds (installs the JNI hooks).
+void ActivateTiming(const hook::PluginContext* context, int32_t lag_ms, int32_t record_min_us);
+void RetuneTiming(int32_t lag_ms, int32_t record_min_us);
+// Below this the Java side folds a call into its class's figures instead of calling `end`:
+// min(record_min_us, lag_ms), so every call that needs a record or a report still reaches the native side.
+int64_t FoldBelowNs();
 // Uninstalls the hooks and waits until no arm/end call is inside the timing code.
 void DeactivateTiming();
 IdleCounters TimingCounters();

@@ -157,10 +157,13 @@ void JNICALL NativeIdleArm(JNIEnv* env, jclass, jlong started_ns) {
   if (hooks) hooks->arm(env, started_ns);
 }
 
-jint JNICALL NativeIdleEnd(JNIEnv* env, jclass, jlong started_ns, jint name_key, jstring handler_class,
-                           jboolean keep) {
+jint JNICALL NativeIdleEnd(JNIEnv* env, jclass, jlong started_ns, jlong ended_ns, jint name_key, jstring handler_class,
+                           jboolean keep, jboolean counted) {
   const IdleHooks* hooks = g_idle_hooks.load(std::memory_order_acquire);
-  return hooks ? hooks->end(env, started_ns, name_key, handler_class, keep) : 0;
+  if (hooks) return hooks->end(env, started_ns, ended_ns, name_key, handler_class, keep, counted);
+  // Off: the call is not timed, but it has ended: the watchdog must not see it running.
+  g_idle_words.running_since.store(0, std::memory_order_relaxed);
+  return 0;
 }
 
 // A buffer over g_idle_words, or null (no exception left pending): the Java side then keeps words of its
@@ -283,7 +286,7 @@ bool RegisterIdleNatives(JNIEnv* env, std::string* why) {
   }
   static const JNINativeMethod kNatives[] = {
       {const_cast<char*>("nativeArm"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(NativeIdleArm)},
-      {const_cast<char*>("nativeEnd"), const_cast<char*>("(JILjava/lang/String;Z)I"),
+      {const_cast<char*>("nativeEnd"), const_cast<char*>("(JJILjava/lang/String;ZZ)I"),
        reinterpret_cast<void*>(NativeIdleEnd)},
       {const_cast<char*>("nativeWords"), const_cast<char*>("()Ljava/nio/ByteBuffer;"),
        reinterpret_cast<void*>(NativeIdleWords)},

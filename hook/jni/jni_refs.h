@@ -123,15 +123,19 @@ jobject MainLooper(JNIEnv* env, std::string* why);
 // installs its functions at start; with none installed the calls do nothing, so a wrapper still in flight
 // after stop is harmless. Static storage.
 //
-// Per queueIdle() call the wrapper takes the start itself (System.nanoTime: CLOCK_MONOTONIC on HotSpot and
-// ART), writes it to IdleWords::running_since and calls native code only at the end, plus `arm` when
-// IdleWords::covered is 0 (no watchdog deadline is sure to cover the call; about once per lag_ms).
+// Per queueIdle() call the wrapper takes the start and the end itself (System.nanoTime: CLOCK_MONOTONIC on
+// HotSpot and ART), writes the start to IdleWords::running_since, calls `arm` when IdleWords::covered is 0
+// (no watchdog deadline is sure to cover the call; about once per lag_ms) and `end` only for a call it
+// cannot fold into its handler class's figures (TimingIdleHandlerList: one that needs a timeline record
+// or a lag report, or of a class without figures).
 struct IdleHooks {
   void (*arm)(JNIEnv* env, jlong started_ns);
-  // started_ns: the call's start (Java's). name_key: what the previous end returned for this handler (0 the
-  // first time); returns the key to pass next time, so a handler's class name is read from Java and
-  // interned once, not on every call.
-  jint (*end)(JNIEnv* env, jlong started_ns, jint name_key, jstring handler_class, jboolean keep);
+  // started_ns/ended_ns: the call's start and end (Java's clock). name_key: what the previous end returned
+  // for this handler (0 the first time); returns the key to pass next time, so a handler's class name is
+  // read from Java and interned once, not on every call. counted: the Java side counted the call in its
+  // class's figures already (the native side counts the others).
+  jint (*end)(JNIEnv* env, jlong started_ns, jlong ended_ns, jint name_key, jstring handler_class, jboolean keep,
+              jboolean counted);
 };
 
 // The words the wrapper and the native side share: TimingIdleHandlerList's direct ByteBuffer over them
@@ -139,7 +143,7 @@ struct IdleHooks {
 // freed: a wrapper may run after the monitor stopped. Layout is part of the Java class's contract.
 struct alignas(64) IdleWords {
   // Byte 0, written by Java: the start of the queueIdle() call running on the main thread; 0 when none
-  // (the native end clears it). Read by the watchdog.
+  // (the call's end clears it: the wrapper itself, or the native end). Read by the watchdog.
   std::atomic<int64_t> running_since{0};
   // Byte 8, read by Java right after it wrote running_since: nonzero while an armed watchdog deadline
   // covers any call that starts now and Java's program order is enough for the Dekker pair with the

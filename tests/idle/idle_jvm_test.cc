@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -223,20 +224,148 @@ TEST_F(IdleJvmTest, SlowHandlerIsReportedWithItsOwnStack) {
             "com.jankprobe.TimingIdleHandlerList[com.jankprobe.TimingIdleHandlerList$Timed]");
 }
 
-TEST_F(IdleJvmTest, EveryCallIsOnTheTimelineWithItsClassName) {
+// kConfig with idle.record_min_us set (and, optionally, a timeline capacity, which rebuilds the timeline).
+// lag_ms alternates between 151 and 152 (no test here reaches it): hook/config_diff.cc retunes the idle
+// monitor on a lag_ms change but does not look at record_min_us yet, so a change of that alone would not
+// reach the monitor.
+std::string WithRecordMinUs(int us, int capacity = 0) {
+  static int flip = 0;
+  std::string c = R"({"input":{"enabled":false},"looper":{"enabled":false},"barrier":{"enabled":false},)"
+                  R"("idle":{"lag_ms":)" + std::to_string(151 + (flip++ & 1)) + R"(,"record_min_us":)" +
+                  std::to_string(us) + "}";
+  if (capacity) c += R"(,"timeline":{"capacity":)" + std::to_string(capacity) + "}";
+  return c + "}";
+}
+
+// The idle.handler records of the exported timeline named `handler_class`, with their durations (ms).
+std::vector<double> HandlerRecords(const std::string& trace, const std::string& handler_class) {
+  std::vector<double> durs;
+  rapidjson::Document d;
+  d.Parse(trace.c_str());
+  if (d.HasParseError() || !d.HasMember("traceEvents")) {
+    ADD_FAILURE() << "unreadable trace: " << trace.substr(0, 300);
+    return durs;
+  }
+  for (const auto& ev : d["traceEvents"].GetArray()) {
+    if (!ev.HasMember("cat") || std::string(ev["cat"].GetString()) != "idle.handler") continue;
+    if (handler_class != ev["name"].GetString()) continue;
+    durs.push_back(ev.HasMember("dur") ? ev["dur"].GetDouble() / 1000.0 : -1);  // trace "dur" is in us
+  }
+  return durs;
+}
+
+// One handler class's figures from the status (per_handler), or found = false.
+struct Figures {
+  bool found = false;
+  uint64_t calls = 0, folded = 0, total_ns = 0, max_ns = 0;
+};
+Figures ClassFiguresOf(const std::string& handler_class, size_t* classes = nullptr) {
+  Figures f;
+  rapidjson::Document d;
+  d.Parse(CallString("status").c_str());
+  if (d.HasParseError() || !d.HasMember("monitors")) return f;
+  const auto& details = d["monitors"]["idle"]["details"];
+  if (!details.HasMember("per_handler")) return f;
+  if (classes) *classes = details["per_handler"].GetArray().Size();
+  for (const auto& h : details["per_handler"].GetArray()) {
+    if (handler_class != h["class"].GetString()) continue;
+    f.found = true;
+    f.calls = h["calls"].GetUint64();
+    f.folded = h["folded"].GetUint64();
+    f.total_ns = h["total_ns"].GetUint64();
+    f.max_ns = h["max_ns"].GetUint64();
+  }
+  return f;
+}
+
+constexpr const char* kSlowClass = "com.example.app.SlowIdleHandler";
+
+// Calls shorter than record_min_us leave no timeline record of their own; their class's figures count
+// them, and the count and time agree with what the handlers did: n one-shot handlers, each sleeping
+// kSleepMs once (ground truth: each call took at least that, all of them at most the time waited).
+TEST_F(IdleJvmTest, ShortCallsAreFoldedIntoTheirClassFiguresWithoutRecords) {
+  constexpr int kCalls = 5, kSleepMs = 5;
+  ASSERT_EQ(Configure(WithRecordMinUs(50000)), 0) << CallString("status");  // 50 ms: the 5 ms calls fold
   ASSERT_EQ(CallInt("pokeMain"), 1);
-  const std::string trace = ExportedTrace();
-  EXPECT_NE(trace.find("com.example.app.CountingIdleHandler"), std::string::npos);
-  EXPECT_NE(trace.find("idle.handler"), std::string::npos);
+  const size_t records0 = HandlerRecords(ExportedTrace(), kSlowClass).size();
+  const Figures f0 = ClassFiguresOf(kSlowClass);
+  const uint64_t folded0 = IdleDetail("folded"), recorded0 = IdleDetail("recorded");
+  ASSERT_NE(folded0, UINT64_MAX) << CallString("status");
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kCalls; ++i) {
+    ASSERT_GE(CallInt("addSlowIdleHandler", "(J)I", {J(kSleepMs)}), 0);
+    ASSERT_EQ(CallInt("pokeMain"), 1);  // the one-shot handler ran (and removed itself) in that pass
+  }
+  const double waited_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  const Figures f = ClassFiguresOf(kSlowClass);
+  ASSERT_TRUE(f.found) << CallString("status");
+  EXPECT_EQ(f.calls - f0.calls, static_cast<uint64_t>(kCalls)) << CallString("status");
+  EXPECT_EQ(f.folded - f0.folded, static_cast<uint64_t>(kCalls));
+  EXPECT_GE(f.total_ns - f0.total_ns, static_cast<uint64_t>(kCalls) * kSleepMs * 1000000);
+  EXPECT_LE(static_cast<double>(f.total_ns - f0.total_ns), waited_ns);
+  EXPECT_GE(f.max_ns, static_cast<uint64_t>(kSleepMs) * 1000000);
+  EXPECT_GE(IdleDetail("folded") - folded0, static_cast<uint64_t>(kCalls));
+  EXPECT_EQ(IdleDetail("recorded"), recorded0) << "a short call got a record of its own";
+  EXPECT_EQ(HandlerRecords(ExportedTrace(), kSlowClass).size(), records0);
+  ASSERT_EQ(Configure(kConfig), 0);
+}
+
+// A call at least record_min_us long gets its record, with its duration (and is counted as recorded, not
+// folded); the same handler class folds again below the threshold (the remote flag applies at once).
+TEST_F(IdleJvmTest, ACallOfAtLeastRecordMinUsGetsItsRecord) {
+  constexpr int kSleepMs = 5;
+  ASSERT_EQ(Configure(WithRecordMinUs(2000)), 0) << CallString("status");
+  EXPECT_EQ(IdleDetail("record_min_us"), 2000u);
+  const size_t records0 = HandlerRecords(ExportedTrace(), kSlowClass).size();
+  const Figures f0 = ClassFiguresOf(kSlowClass);
+  const uint64_t recorded0 = IdleDetail("recorded");
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_GE(CallInt("addSlowIdleHandler", "(J)I", {J(kSleepMs)}), 0);
+  ASSERT_EQ(CallInt("pokeMain"), 1);
+  const double waited_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const std::vector<double> records = HandlerRecords(ExportedTrace(), kSlowClass);
+  ASSERT_EQ(records.size(), records0 + 1) << "no record for a call over record_min_us";
+  EXPECT_GE(records.back(), kSleepMs);
+  EXPECT_LE(records.back(), waited_ms);
+  EXPECT_GE(IdleDetail("recorded") - recorded0, 1u);
+  const Figures f = ClassFiguresOf(kSlowClass);
+  EXPECT_EQ(f.calls - f0.calls, 1u);
+  EXPECT_EQ(f.folded, f0.folded) << "a recorded call counted as folded";
+
+  // Raised past the call's length: the next such call folds.
+  ASSERT_EQ(Configure(WithRecordMinUs(100000)), 0) << CallString("status");
+  ASSERT_GE(CallInt("addSlowIdleHandler", "(J)I", {J(kSleepMs)}), 0);
+  ASSERT_EQ(CallInt("pokeMain"), 1);
+  EXPECT_EQ(HandlerRecords(ExportedTrace(), kSlowClass).size(), records0 + 1);
+  EXPECT_EQ(ClassFiguresOf(kSlowClass).folded, f0.folded + 1);
+  ASSERT_EQ(Configure(kConfig), 0);
+}
+
+// record_min_us 0: every call has its record, the trivial ones too (the handler registered before start
+// runs once per idle pass).
+TEST_F(IdleJvmTest, RecordMinUsZeroRecordsEveryCall) {
+  constexpr int kPasses = 3;
+  const char* counting = "com.example.app.CountingIdleHandler";
+  ASSERT_EQ(Configure(WithRecordMinUs(0)), 0) << CallString("status");
+  ASSERT_EQ(CallInt("pokeMain"), 1);
+  const size_t records0 = HandlerRecords(ExportedTrace(), counting).size();
+  const uint64_t folded0 = IdleDetail("folded");
+  const int early0 = CallInt("earlyCalls");
+  for (int i = 0; i < kPasses; ++i) ASSERT_EQ(CallInt("pokeMain"), 1);
+  const int early = CallInt("earlyCalls") - early0;
+  ASSERT_GE(early, kPasses);
+  // Every call of the counting class since (the early handler's, and any other CountingIdleHandler's).
+  EXPECT_GE(HandlerRecords(ExportedTrace(), counting).size() - records0, static_cast<size_t>(early));
+  EXPECT_EQ(IdleDetail("folded"), folded0) << "a call was folded with record_min_us 0";
+  ASSERT_EQ(Configure(kConfig), 0);
 }
 
 // The wrapper caches the key of its interned class name; a new timeline (a capacity change rebuilds it and
 // restarts the monitors) has a new string table, so a stale key must be noticed and the name interned again.
 TEST_F(IdleJvmTest, HandlerNamesSurviveATimelineRebuild) {
+  ASSERT_EQ(Configure(WithRecordMinUs(0)), 0) << CallString("status");
   ASSERT_EQ(CallInt("pokeMain"), 1);  // the counting handler's wrapper now holds a key
-  const std::string rebuilt =
-      std::string(kConfig).substr(0, std::string(kConfig).size() - 1) + R"(,"timeline":{"capacity":2048}})";
-  ASSERT_EQ(Configure(rebuilt), 0) << CallString("status");
+  ASSERT_EQ(Configure(WithRecordMinUs(0, 2048)), 0) << CallString("status");
   for (int i = 0; i < 3; ++i) ASSERT_EQ(CallInt("pokeMain"), 1);
   const std::string trace = ExportedTrace();
   ASSERT_EQ(Configure(kConfig), 0);
@@ -253,6 +382,97 @@ TEST_F(IdleJvmTest, HandlerNamesSurviveATimelineRebuild) {
   }
   EXPECT_GE(handler_records, 3);
   EXPECT_GE(counting, 3);
+}
+
+// The bytes of com.example.app.CountingIdleHandler with its name changed to `name` (same length: every
+// occurrence in the constant pool, the class itself and descriptors, is replaced in place), defined in the
+// app's loader: a distinct handler class per name, as many as a test needs.
+jclass DefineCountingClass(JNIEnv* env, const std::string& name) {
+  static std::string bytes = [env] {
+    std::string b;
+    jobject loader = Jvm()->app_loader();
+    jclass loader_class = env->GetObjectClass(loader);
+    jmethodID get = env->GetMethodID(loader_class, "getResourceAsStream", "(Ljava/lang/String;)Ljava/io/InputStream;");
+    jobject in = env->CallObjectMethod(loader, get, env->NewStringUTF("com/example/app/CountingIdleHandler.class"));
+    if (!in || env->ExceptionCheck()) return b;
+    jmethodID read_all = env->GetMethodID(env->GetObjectClass(in), "readAllBytes", "()[B");
+    auto arr = static_cast<jbyteArray>(env->CallObjectMethod(in, read_all));
+    if (!arr || env->ExceptionCheck()) return b;
+    b.resize(static_cast<size_t>(env->GetArrayLength(arr)));
+    env->GetByteArrayRegion(arr, 0, env->GetArrayLength(arr), reinterpret_cast<jbyte*>(b.data()));
+    return b;
+  }();
+  const std::string from = "com/example/app/CountingIdleHandler";
+  if (bytes.empty() || name.size() != from.size()) return nullptr;
+  std::string renamed = bytes;
+  for (size_t at = renamed.find(from); at != std::string::npos; at = renamed.find(from, at + from.size())) {
+    renamed.replace(at, from.size(), name);
+  }
+  return env->DefineClass(name.c_str(), Jvm()->app_loader(), reinterpret_cast<const jbyte*>(renamed.data()),
+                          static_cast<jsize>(renamed.size()));
+}
+
+// More handler classes than the wrapper keeps figures for: the extra classes are still timed (their calls go
+// through the native end, which counts and, with record_min_us 0, records them), the figures stay bounded.
+TEST_F(IdleJvmTest, MoreHandlerClassesThanFiguresAreStillTimed) {
+  constexpr int kClasses = 70;  // TimingIdleHandlerList.MAX_CLASSES is 64
+  JNIEnv* env = Jvm()->Env();
+  ASSERT_EQ(Configure(WithRecordMinUs(0)), 0) << CallString("status");
+  std::vector<jobject> handlers;
+  std::vector<std::string> names;
+  for (int i = 0; i < kClasses; ++i) {
+    char name[64];
+    snprintf(name, sizeof name, "com/example/app/CountingIdleHand%03d", i);
+    jclass c = DefineCountingClass(env, name);
+    ASSERT_NE(c, nullptr) << name << ": " << Jvm()->TakeException();
+    jobject h = env->NewObject(c, env->GetMethodID(c, "<init>", "()V"));
+    ASSERT_NE(h, nullptr) << Jvm()->TakeException();
+    handlers.push_back(env->NewGlobalRef(h));
+    std::string dotted = name;
+    for (char& ch : dotted) ch = ch == '/' ? '.' : ch;
+    names.push_back(dotted);
+  }
+  const uint64_t calls0 = IdleDetail("calls");
+  for (jobject h : handlers) {
+    ASSERT_TRUE(Jvm()->CallStatic(kTestApp, "addIdleHandler", "(Landroid/os/MessageQueue$IdleHandler;)V", {L(h)}).ok);
+  }
+  ASSERT_EQ(CallInt("pokeMain"), 1);
+  ASSERT_EQ(CallInt("pokeMain"), 1);
+  for (jobject h : handlers) {
+    ASSERT_TRUE(Jvm()->CallStatic(kTestApp, "removeIdleHandler", "(Landroid/os/MessageQueue$IdleHandler;)V", {L(h)}).ok);
+  }
+  const std::string trace = ExportedTrace();
+  const uint64_t calls = IdleDetail("calls") - calls0;
+  ASSERT_EQ(Configure(kConfig), 0);
+  // Ground truth: each handler's own count (CountingIdleHandler.calls, an AtomicInteger). Every call is
+  // counted and recorded, whether its class has figures or not.
+  uint64_t ran_total = 0;
+  int with_figures = 0;
+  size_t classes = 0;
+  for (int i = 0; i < kClasses; ++i) {
+    const std::string& name = names[static_cast<size_t>(i)];
+    jobject counter = env->GetObjectField(
+        handlers[static_cast<size_t>(i)],
+        env->GetFieldID(env->GetObjectClass(handlers[static_cast<size_t>(i)]), "calls",
+                        "Ljava/util/concurrent/atomic/AtomicInteger;"));
+    ASSERT_NE(counter, nullptr) << Jvm()->TakeException();
+    const jint ran = env->CallIntMethod(counter, env->GetMethodID(env->GetObjectClass(counter), "get", "()I"));
+    env->DeleteLocalRef(counter);
+    ASSERT_GE(ran, 2) << name;
+    ran_total += static_cast<uint64_t>(ran);
+    EXPECT_EQ(HandlerRecords(trace, name).size(), static_cast<size_t>(ran)) << name;
+    const Figures f = ClassFiguresOf(name, &classes);
+    if (f.found) {
+      ++with_figures;
+      EXPECT_EQ(f.calls, static_cast<uint64_t>(ran)) << name;
+      EXPECT_EQ(f.folded, 0u) << name;
+    }
+  }
+  EXPECT_GE(calls, ran_total);
+  EXPECT_EQ(classes, 64u) << "figures are kept for at most MAX_CLASSES classes";
+  EXPECT_GT(with_figures, 0);
+  EXPECT_LT(with_figures, kClasses);
+  for (jobject h : handlers) env->DeleteGlobalRef(h);
 }
 
 TEST_F(IdleJvmTest, RemoveIdleHandlerFindsTheWrappedHandler) {

@@ -7,6 +7,7 @@ import java.nio.IntBuffer;
 import java.nio.LongBuffer;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 
 /**
  * The list jankprobe puts in place of MessageQueue.mIdleHandlers. MessageQueue only ever calls add, remove,
@@ -22,14 +23,20 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   private static final long serialVersionUID = 1L;
 
   /**
-   * Around queueIdle(), one native call per call in steady state. The wrapper takes the start itself
+   * Around queueIdle(), in steady state, no native call at all. The wrapper takes the start itself
    * (System.nanoTime: CLOCK_MONOTONIC on HotSpot and on ART, the clock the watchdog's deadlines use) and
    * writes it into a word the native watchdog reads (RUNNING_SINCE), so a handler that overruns is
    * caught while it runs; only when no armed deadline is sure to cover the call (the COVERED word is
    * 0: about once per lag_ms, or always where the native side needs a real fence) it calls nativeArm.
-   * nativeEnd records the call and returns the key under which the native side keeps this handler's
-   * interned class name; passing it back next time spares reading the string on every call (0: not known
-   * yet; a stale key is detected natively and the name read again).
+   *
+   * It takes the end itself too and adds the call to its handler class's figures ({@link ClassFigures}:
+   * calls, total and longest time). A call shorter than {@link #foldBelowNs} (min(idle.record_min_us,
+   * idle.lag_ms), set by the monitor; 0 until it starts) ends there: RUNNING_SINCE cleared, no native
+   * call, no timeline record of its own. Any other call goes to nativeEnd, which clears the word, appends
+   * the call's timeline record and, at lag_ms or over, reports it with the stack the watchdog took while
+   * it ran. nativeEnd returns the key under which the native side keeps this handler's interned class
+   * name; passing it back next time spares reading the string (0: not known yet; a stale key is detected
+   * natively and the name read again).
    *
    * Why plain direct-buffer puts and gets: VarHandle exists only from Android 13 (API 33) and Unsafe is
    * hidden API. The store of running_since and the read of covered form a Dekker pair with the watchdog's clear of
@@ -37,20 +44,31 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
    * this side needs only its program order, which the JITs keep for raw-memory accesses (HotSpot puts a
    * CPU-order barrier around Unsafe accesses off the heap; ART's Memory.peek/poke intrinsics are calls
    * with memory side effects). Where membarrier is not available the native side never sets covered, and
-   * nativeArm runs the real fence.
+   * nativeArm runs the real fence. The clear at a folded call's end needs no fence: the watchdog only
+   * takes a stack for a call it finds running past lag_ms, and such a call never folds (it ends natively,
+   * which waits for that capture); at worst it sees a short call a moment after it ended and re-arms.
    */
   // Package-private, not private: Timed's queueIdle() uses them, and this code is compiled for Java 8
   // (and desugared so on Android), where a private member reached from a nested class costs a synthetic
   // accessor call each time, which the interpreter and the profiling JIT tier do not remove.
   static native void nativeArm(long startedNs);
-  static native int nativeEnd(long startedNs, int nameKey, String handlerClass, boolean keep);
+  static native int nativeEnd(long startedNs, long endedNs, int nameKey, String handlerClass, boolean keep,
+                              boolean counted);
   private static native ByteBuffer nativeWords();
+
+  /**
+   * Calls shorter than this (ns) are folded into their class's figures. Set by the native monitor (JNI
+   * SetStaticLongField, on its control thread) at start and when the remote flag retunes it; volatile, so
+   * that a change applies from the next call on. A Java field, not a word of the shared buffer: in C1's
+   * profiling tier, where an app's wrapper runs for minutes on HotSpot, each access through a buffer view
+   * costs several nanoseconds, a field load next to nothing.
+   */
+  static volatile long foldBelowNs;
 
   // Typed views of the shared words (hook/jni/jni_refs.h, IdleWords), in native byte order:
   // running_since is long 0 (byte 0), covered is int 2 (byte 8). A view's absolute put/get is fewer calls
   // than ByteBuffer's (no unaligned/endian layer): the same once C2 inlines them, fewer instructions and
-  // cycles before (C1's profiling tier, where a wrapper called ~100 times a second stays for minutes on
-  // HotSpot: ~880 instead of ~1030 instructions per call in idle_bench; interpreted 1.5 instead of 1.9 us).
+  // cycles before (C1's profiling tier: ~880 instead of ~1030 instructions per call in idle_bench).
   static final LongBuffer RUNNING_SINCE;
   static final IntBuffer COVERED;
   static final int RUNNING_SINCE_INDEX = 0;
@@ -74,15 +92,76 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
     return words.order(ByteOrder.nativeOrder());
   }
 
+  /**
+   * One handler class's figures, shared by all its wrappers (an app adds one-shot handlers, a new object
+   * of the same class each time: the figures, and folding, carry over). Written only by the thread that
+   * runs the queue's idle handlers (MessageQueue calls queueIdle() on its looper thread), with plain
+   * stores; read by {@link #figures()} on any thread, which may see a call counted whose time is not added
+   * yet, or figures a call behind (no ordering between the writer's stores), and on a 32-bit VM a long
+   * torn in its two halves while it is written (JLS 17.7): status figures, never used for a decision.
+   * Kept for the life of the process (a class's figures are cumulative, like the monitor's counters).
+   */
+  static final class ClassFigures {
+    final String handlerClass;
+    long calls;
+    long folded;   // of which ended without a native call (no timeline record of their own)
+    long totalNs;
+    long maxNs;
+
+    ClassFigures(String handlerClass) { this.handlerClass = handlerClass; }
+  }
+
+  /** Classes with figures; past this many, a class's calls all go through nativeEnd, which counts them. */
+  static final int MAX_CLASSES = 64;
+  // Guarded by itself. Wrappers are made on any thread that adds a handler (under the queue's lock, which
+  // is never taken while holding this one); keyed by name so that no Class is kept from unloading.
+  private static final HashMap<String, ClassFigures> FIGURES = new HashMap<String, ClassFigures>();
+  private static final ArrayList<ClassFigures> FIGURES_IN_ORDER = new ArrayList<ClassFigures>();
+
+  static ClassFigures figuresOf(String handlerClass) {
+    synchronized (FIGURES) {
+      ClassFigures f = FIGURES.get(handlerClass);
+      if (f == null && FIGURES_IN_ORDER.size() < MAX_CLASSES) {
+        f = new ClassFigures(handlerClass);
+        FIGURES.put(handlerClass, f);
+        FIGURES_IN_ORDER.add(f);
+      }
+      return f;
+    }
+  }
+
+  /**
+   * For the monitor's status (native, any thread): {String[] classes, long[] figures}, four longs per
+   * class: calls, folded, total ns, longest ns. See {@link ClassFigures} for what a reader may see.
+   */
+  static Object[] figures() {
+    synchronized (FIGURES) {
+      final int n = FIGURES_IN_ORDER.size();
+      final String[] classes = new String[n];
+      final long[] values = new long[4 * n];
+      for (int i = 0; i < n; i++) {
+        final ClassFigures f = FIGURES_IN_ORDER.get(i);
+        classes[i] = f.handlerClass;
+        values[4 * i] = f.calls;
+        values[4 * i + 1] = f.folded;
+        values[4 * i + 2] = f.totalNs;
+        values[4 * i + 3] = f.maxNs;
+      }
+      return new Object[] {classes, values};
+    }
+  }
+
   /** One app handler, timed. Equal to its handler, so a plain list still finds it after the swap back. */
   static final class Timed implements IdleHandler {
     final IdleHandler handler;
     final String handlerClass;  // computed once: queueIdle() must stay cheap
+    final ClassFigures figures;  // null: more classes than MAX_CLASSES (nativeEnd counts its calls)
     private int nameKey;        // from nativeEnd; only the thread running the queue's idle handlers uses it
 
     Timed(IdleHandler handler) {
       this.handler = handler;
       this.handlerClass = handler.getClass().getName();
+      this.figures = figuresOf(handlerClass);
     }
 
     @Override
@@ -95,7 +174,22 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
         keep = handler.queueIdle();
         return keep;
       } finally {
-        nameKey = nativeEnd(start, nameKey, handlerClass, keep);
+        final long end = System.nanoTime();
+        final long dur = end - start;
+        final ClassFigures f = figures;
+        if (f != null) {
+          f.calls++;
+          f.totalNs += dur;
+          if (dur > f.maxNs) f.maxNs = dur;
+          if (dur < foldBelowNs) {
+            f.folded++;
+            RUNNING_SINCE.put(RUNNING_SINCE_INDEX, 0L);
+          } else {
+            nameKey = nativeEnd(start, end, nameKey, handlerClass, keep, true);
+          }
+        } else {
+          nameKey = nativeEnd(start, end, nameKey, handlerClass, keep, false);
+        }
       }
     }
 
