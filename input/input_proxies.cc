@@ -29,45 +29,39 @@ jp_plt_hook* g_hook[kProxyCount];
 #define JP_INPUT_PREV(Fn, i) reinterpret_cast<Fn>(JP_PLT_PREV(__atomic_load_n(&g_hook[i], __ATOMIC_ACQUIRE), g_prev[i]))
 
 // No tail calls from the proxies' original call: JP_PLT_PREV needs our caller's return address, and the
-// tracker runs after the call.
+// tracker runs after the call. The tracker's call is the tail call (it returns n).
 JP_INPUT_HOT ssize_t ProxyRecvfrom(int fd, void* buf, size_t len, int flags, struct sockaddr* from,
                                    socklen_t* fromlen) {
   ssize_t n = JP_INPUT_PREV(RecvfromFn, 0)(fd, buf, len, flags, from, fromlen);
-  InputTracker::ForProxies().OnReceived(fd, buf, n, len);
-  return n;
+  return InputTracker::ForProxies().OnReceived(fd, buf, n, len);
 }
 
 JP_INPUT_HOT ssize_t ProxySendto(int fd, const void* buf, size_t len, int flags, const struct sockaddr* to,
                                  socklen_t tolen) {
   ssize_t n = JP_INPUT_PREV(SendtoFn, 1)(fd, buf, len, flags, to, tolen);
-  InputTracker::ForProxies().OnSent(fd, buf, n);
-  return n;
+  return InputTracker::ForProxies().OnSent(fd, buf, n);
 }
 
 JP_INPUT_HOT ssize_t ProxySendtoChk(int fd, const void* buf, size_t len, size_t buflen, int flags,
                                     const struct sockaddr* to, socklen_t tolen) {
   ssize_t n = JP_INPUT_PREV(SendtoChkFn, 2)(fd, buf, len, buflen, flags, to, tolen);
-  InputTracker::ForProxies().OnSent(fd, buf, n);
-  return n;
+  return InputTracker::ForProxies().OnSent(fd, buf, n);
 }
 
 JP_INPUT_HOT ssize_t ProxyRecv(int fd, void* buf, size_t len, int flags) {
   ssize_t n = JP_INPUT_PREV(RecvFn, 3)(fd, buf, len, flags);
-  InputTracker::ForProxies().OnReceived(fd, buf, n, len);
-  return n;
+  return InputTracker::ForProxies().OnReceived(fd, buf, n, len);
 }
 
 JP_INPUT_HOT ssize_t ProxySend(int fd, const void* buf, size_t len, int flags) {
   ssize_t n = JP_INPUT_PREV(SendFn, 4)(fd, buf, len, flags);
-  InputTracker::ForProxies().OnSent(fd, buf, n);
-  return n;
+  return InputTracker::ForProxies().OnSent(fd, buf, n);
 }
 
 JP_INPUT_HOT ssize_t ProxyRecvfromChk(int fd, void* buf, size_t len, size_t buflen, int flags, struct sockaddr* from,
                          socklen_t* fromlen) {
   ssize_t n = JP_INPUT_PREV(RecvfromChkFn, 5)(fd, buf, len, buflen, flags, from, fromlen);
-  InputTracker::ForProxies().OnReceived(fd, buf, n, len);
-  return n;
+  return InputTracker::ForProxies().OnReceived(fd, buf, n, len);
 }
 
 const ProxySpec kProxies[kProxyCount] = {

@@ -142,12 +142,13 @@ JP_INPUT_COLD void InputTracker::ArmEarlier(uint64_t armed, uint64_t due) noexce
   }
 }
 
-JP_INPUT_HOT_ENTRY void InputTracker::OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
-  if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return;
+JP_INPUT_HOT_ENTRY ssize_t InputTracker::OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
+  if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return n;
   const uint32_t tid = hook::CallerTid();
   const hook::InFlightGate::Pass pass = gate_.Enter(tid, enabled_);
   if (pass.open) Received(pass.exclusive(), tid, fd, buf, n, capacity);
   gate_.Leave(pass);
+  return n;
 }
 
 JP_INPUT_HOT void InputTracker::Received(bool owner, uint32_t tid, int fd, const void* buf, ssize_t n,
@@ -205,12 +206,13 @@ JP_INPUT_HOT void InputTracker::Track(bool owner, uint32_t tid, int fd, const Re
   LowerDeadline(now + lag_ns_.load(std::memory_order_relaxed));
 }
 
-JP_INPUT_HOT_ENTRY void InputTracker::OnSent(int fd, const void* buf, ssize_t n) noexcept {
+JP_INPUT_HOT_ENTRY ssize_t InputTracker::OnSent(int fd, const void* buf, ssize_t n) noexcept {
   // A send that failed (EAGAIN: the socket is full) finished nothing; the retry that succeeds does.
-  if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return;
+  if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return n;
   const hook::InFlightGate::Pass pass = gate_.Enter(hook::CallerTid(), enabled_);
   if (pass.open) Sent(pass.exclusive(), fd, buf, n);
   gate_.Leave(pass);
+  return n;
 }
 
 JP_INPUT_HOT void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept {
@@ -262,8 +264,8 @@ JP_INPUT_HOT void InputTracker::Finish(bool owner, int index, uint64_t now, cons
     LowerDeadline(now + kDrainPeriodNs);
   } else {
     AppendNow(index, dur, consume_time, owner);
+    events_finished_.Add(owner);  // the ring's pushes count themselves (counters())
   }
-  events_finished_.Add(owner);
 
   // A lag the watchdog saw is in flags; one it marks from now on it will find already taken.
   const bool lagged = (flags & kLagFired) != 0 || dur > lag_ns_.load(std::memory_order_relaxed);
@@ -298,7 +300,7 @@ JP_INPUT_COLD void InputTracker::FinishLagged(int index, uint32_t word, uint64_t
 InputTracker::Counters InputTracker::counters() const {
   Counters c;
   c.events_read = events_read_.Load();
-  c.events_finished = events_finished_.Load();
+  c.events_finished = events_finished_.Load() + finished_.pushed();
   c.fd_timed = fd_timed_.Load();
   for (int i = 0; i < kVerdictCount; ++i) {
     c.rejected_received[i] = rejected_received_[i].Load();
