@@ -390,6 +390,11 @@ TEST_F(IdleJvmTest, HandlerNamesSurviveATimelineRebuild) {
 jclass DefineCountingClass(JNIEnv* env, const std::string& name) {
   static std::string bytes = [env] {
     std::string b;
+    if (env->PushLocalFrame(16) != 0) return b;
+    struct PopFrame {
+      JNIEnv* env;
+      ~PopFrame() { env->PopLocalFrame(nullptr); }
+    } pop{env};
     jobject loader = Jvm()->app_loader();
     jclass loader_class = env->GetObjectClass(loader);
     jmethodID get = env->GetMethodID(loader_class, "getResourceAsStream", "(Ljava/lang/String;)Ljava/io/InputStream;");
@@ -423,11 +428,12 @@ TEST_F(IdleJvmTest, MoreHandlerClassesThanFiguresAreStillTimed) {
   for (int i = 0; i < kClasses; ++i) {
     char name[64];
     snprintf(name, sizeof name, "com/example/app/CountingIdleHand%03d", i);
+    ASSERT_EQ(env->PushLocalFrame(16), 0);
     jclass c = DefineCountingClass(env, name);
-    ASSERT_NE(c, nullptr) << name << ": " << Jvm()->TakeException();
-    jobject h = env->NewObject(c, env->GetMethodID(c, "<init>", "()V"));
-    ASSERT_NE(h, nullptr) << Jvm()->TakeException();
-    handlers.push_back(env->NewGlobalRef(h));
+    jobject h = c ? env->NewObject(c, env->GetMethodID(c, "<init>", "()V")) : nullptr;
+    if (h) handlers.push_back(env->NewGlobalRef(h));
+    env->PopLocalFrame(nullptr);
+    ASSERT_NE(h, nullptr) << name << ": " << Jvm()->TakeException();
     std::string dotted = name;
     for (char& ch : dotted) ch = ch == '/' ? '.' : ch;
     names.push_back(dotted);
@@ -451,16 +457,22 @@ TEST_F(IdleJvmTest, MoreHandlerClassesThanFiguresAreStillTimed) {
   size_t classes = 0;
   for (int i = 0; i < kClasses; ++i) {
     const std::string& name = names[static_cast<size_t>(i)];
+    ASSERT_EQ(env->PushLocalFrame(16), 0);
     jobject counter = env->GetObjectField(
         handlers[static_cast<size_t>(i)],
         env->GetFieldID(env->GetObjectClass(handlers[static_cast<size_t>(i)]), "calls",
                         "Ljava/util/concurrent/atomic/AtomicInteger;"));
-    ASSERT_NE(counter, nullptr) << Jvm()->TakeException();
-    const jint ran = env->CallIntMethod(counter, env->GetMethodID(env->GetObjectClass(counter), "get", "()I"));
-    env->DeleteLocalRef(counter);
+    const jint ran = counter ? env->CallIntMethod(counter, env->GetMethodID(env->GetObjectClass(counter), "get", "()I")) : -1;
+    const std::string thrown = Jvm()->TakeException();
+    env->PopLocalFrame(nullptr);
+    ASSERT_TRUE(thrown.empty()) << name << ": " << thrown;
     ASSERT_GE(ran, 2) << name;
     ran_total += static_cast<uint64_t>(ran);
-    EXPECT_EQ(HandlerRecords(trace, name).size(), static_cast<size_t>(ran)) << name;
+    // The ring keeps the latest records (passes of 70 classes may wrap it, as under ASan): the last pass's
+    // are there, none more than the calls.
+    const size_t records = HandlerRecords(trace, name).size();
+    EXPECT_GE(records, 1u) << name;
+    EXPECT_LE(records, static_cast<size_t>(ran)) << name;
     const Figures f = ClassFiguresOf(name, &classes);
     if (f.found) {
       ++with_figures;
