@@ -232,17 +232,18 @@ JP_INPUT_HOT void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_
     unmatched_finished_.Add(owner);
     return;
   }
-  Finish(owner, index, now, &f);
+  Finish(owner, index, now, f.consume_time_ns, f.handled);
 }
 
 JP_INPUT_COLD void InputTracker::SentFdMode(bool owner, int fd) noexcept {
   const int index = pending_.TakeFdMode(owner, fd);
   if (index < 0) return;
   fd_timed_.Add(owner);
-  Finish(owner, index, hook::ProcessEventClock().NowNs(), nullptr);
+  Finish(owner, index, hook::ProcessEventClock().NowNs(), 0, false);
 }
 
-JP_INPUT_HOT void InputTracker::Finish(bool owner, int index, uint64_t now, const FinishedSignal* f) noexcept {
+JP_INPUT_HOT void InputTracker::Finish(bool owner, int index, uint64_t now, int64_t consume_time,
+                                       bool handled) noexcept {
   // The take stored kFinishing; the watchdog stores its marks and then checks the state (Heavy): one of
   // the two sides sees the other. What we read here is final for this occupant.
   fence_.Light();
@@ -250,7 +251,6 @@ JP_INPUT_HOT void InputTracker::Finish(bool owner, int index, uint64_t now, cons
   const uint32_t flags = pending_.Marks(index, word);
   const PendingEvent& e = pending_.at(index);
   const uint64_t dur = now > e.read_ns ? now - e.read_ns : 0;
-  const int64_t consume_time = f ? f->consume_time_ns : 0;
   // The record is built and appended by the watchdog (DrainFinished): here only what it is made of goes
   // into the ring, in one line. Only the owner's outermost entry may push (single producer).
   if (__builtin_expect(owner && finished_.Push(FinishedEvent{e.read_ns, dur, e.event_time_ns, consume_time,
@@ -273,7 +273,7 @@ JP_INPUT_HOT void InputTracker::Finish(bool owner, int index, uint64_t now, cons
     pending_.Free(index);
     return;
   }
-  FinishLagged(index, word, now, f);
+  FinishLagged(index, word, now, consume_time, handled);
 }
 
 JP_INPUT_COLD void InputTracker::AppendNow(int index, uint64_t dur, int64_t consume_time, bool owner) noexcept {
@@ -282,12 +282,12 @@ JP_INPUT_COLD void InputTracker::AppendNow(int index, uint64_t dur, int64_t cons
   timeline_->Append(RecordOf(FinishedEvent{e.read_ns, dur, e.event_time_ns, consume_time, IdentWordsOf(e)}));
 }
 
-JP_INPUT_COLD void InputTracker::FinishLagged(int index, uint32_t word, uint64_t now,
-                                              const FinishedSignal* f) noexcept {
+JP_INPUT_COLD void InputTracker::FinishLagged(int index, uint32_t word, uint64_t now, int64_t consume_time,
+                                              bool handled) noexcept {
   // A lag: the report is built on the watchdog thread, from the slot.
   PendingEvent& e = pending_.at(index);
-  e.consume_time_ns = f ? f->consume_time_ns : 0;
-  e.handled = f ? f->handled : false;
+  e.consume_time_ns = consume_time;
+  e.handled = handled;
   e.finish_ns = now;
   const uint32_t gen = GenerationOf(word);
   pending_.MarkFinished(index);

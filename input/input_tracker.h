@@ -126,10 +126,11 @@ class InputTracker {
   void ReceivedFdMode(bool owner, uint32_t tid, int fd) noexcept;
   // Claims a pending slot for a read event (ev == nullptr: an fd-mode read) and arms the lag deadline.
   void Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev) noexcept;
-  // f: the FINISHED message (nullptr in fd mode).
-  void Finish(bool owner, int index, uint64_t now_ns, const FinishedSignal* f) noexcept;
+  // consume_time_ns, handled: the FINISHED message's (0, false in fd mode). By value, not a pointer to the
+  // decoded message: a pointer handed on to the cold half kept the message in memory (stored, reloaded).
+  void Finish(bool owner, int index, uint64_t now_ns, int64_t consume_time_ns, bool handled) noexcept;
   // A finished event that lagged: keeps it for the watchdog's report (word: its state word when taken).
-  void FinishLagged(int index, uint32_t word, uint64_t now_ns, const FinishedSignal* f) noexcept;
+  void FinishLagged(int index, uint32_t word, uint64_t now_ns, int64_t consume_time_ns, bool handled) noexcept;
   // The record of a finished event, appended right away: by a thread other than the owner, or by the
   // owner when the ring is full.
   void AppendNow(int index, uint64_t dur_ns, int64_t consume_time_ns, bool owner) noexcept;
