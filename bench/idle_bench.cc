@@ -1,9 +1,13 @@
 // The IdleHandler monitor's added cost on the main thread, per queueIdle() call, on the host JVM (HotSpot,
 // no -Xcheck:jni), side by side in one run:
 // - Call/plain: a trivial handler's queueIdle() called directly (what the app pays without jankprobe);
-// - Call/timed: the same handler through TimingIdleHandlerList's wrapper with the idle monitor on (the
-//   running-call mark, the native end call with its clock read and the idle.handler record).
-// The difference of the two is the monitor's cost per handler call. Both loops run on the app's main
+// - Call/timed: the same handler through TimingIdleHandlerList's wrapper with the idle monitor on, as an
+//   app's short handlers run: the running-call mark, the start and end clock reads in Java and the call
+//   folded into its class's figures (shorter than idle.record_min_us: no native call, no record);
+// - Call/timed_recorded: the same with idle.record_min_us 0, so every call still goes through the native
+//   end and gets its idle.handler record (what every call cost before calls were folded, plus the Java
+//   end clock read).
+// The difference to Call/plain is the monitor's cost per handler call. Both loops run on the app's main
 // looper thread, as MessageQueue.next() would call them (the native side's single-writer path is the main
 // thread's); the time is what the loop took there (manual time), not the hand-over to it.
 //
@@ -12,6 +16,7 @@
 // embedded JVM reads JAVA_TOOL_OPTIONS: e.g. JAVA_TOOL_OPTIONS=-XX:TieredStopAtLevel=3 or =-Xint.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "tests/jvm/app_under_test.h"
@@ -29,10 +34,30 @@ jvalue Z(bool b) {
   return v;
 }
 
-void Calls(benchmark::State& state, bool wrapped) {
+// The idle settings each variant runs with. lag_ms differs between them because hook/config_diff.cc
+// retunes the idle monitor on a lag_ms change and does not compare record_min_us (yet).
+std::string IdleOnly(int record_min_us, int lag_ms) {
+  return R"({"input":{"enabled":false},"looper":{"enabled":false},"barrier":{"enabled":false},"idle":{"lag_ms":)" +
+         std::to_string(lag_ms) + R"(,"record_min_us":)" + std::to_string(record_min_us) + "}}";
+}
+
+// A counter of the idle monitor's status ("calls", "folded"), -1 when absent.
+double IdleStatus(const char* key) {
+  const std::string status = CallString("status");
+  const std::string needle = std::string("\"") + key + "\":";
+  const size_t idle = status.find("\"idle\":");
+  const size_t at = idle == std::string::npos ? idle : status.find(needle, idle);
+  return at == std::string::npos ? -1 : std::strtod(status.c_str() + at + needle.size(), nullptr);
+}
+
+void Calls(benchmark::State& state, bool wrapped, int record_min_us = 1000) {
   const AppLaunch& launch = LaunchApp(kIdleOnly);
   if (!launch.ok || launch.start_rc != 0) return state.SkipWithError(("no JVM / plugin: " + launch.why).c_str());
+  if (Configure(IdleOnly(record_min_us, record_min_us == 0 ? 201 : 200)) != 0) {
+    return state.SkipWithError("JankProbe.configure refused the idle settings");
+  }
   JvmHarness* jvm = Jvm();
+  const double calls0 = IdleStatus("calls"), folded0 = IdleStatus("folded");
   for (auto _ : state) {
     JavaResult r = jvm->CallStatic(kBench, "nanosOnMain", "(IZ)J", {I(kBatch), Z(wrapped)});
     if (!r.ok || r.value.j < 0) {
@@ -41,15 +66,20 @@ void Calls(benchmark::State& state, bool wrapped) {
     state.SetIterationTime(static_cast<double>(r.value.j) * 1e-9);
   }
   // Seconds per call of main-thread time (shown with an SI prefix: "95n" = 95 ns).
+  // The share of timed calls that ended in Java (folded): ~1 for Call/timed, 0 for Call/timed_recorded.
+  const double calls = IdleStatus("calls") - calls0;
+  if (wrapped && calls > 0) state.counters["folded"] = (IdleStatus("folded") - folded0) / calls;
   state.counters["per_call"] = benchmark::Counter(static_cast<double>(state.iterations()) * kBatch,
                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 void BM_IdleCall_Plain(benchmark::State& state) { Calls(state, false); }
 void BM_IdleCall_Timed(benchmark::State& state) { Calls(state, true); }
+void BM_IdleCall_TimedRecorded(benchmark::State& state) { Calls(state, true, 0); }
 
 BENCHMARK(BM_IdleCall_Plain)->Unit(benchmark::kMicrosecond)->MinTime(1.0)->UseManualTime();
 BENCHMARK(BM_IdleCall_Timed)->Unit(benchmark::kMicrosecond)->MinTime(1.0)->UseManualTime();
+BENCHMARK(BM_IdleCall_TimedRecorded)->Unit(benchmark::kMicrosecond)->MinTime(1.0)->UseManualTime();
 
 }  // namespace
 }  // namespace jp::testing
