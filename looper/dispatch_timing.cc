@@ -531,6 +531,7 @@ void RetuneTiming(const Config& config) {
   g.anr_ns.store(ms(c.anr_ms), std::memory_order_relaxed);
   g.sample_after_ns.store(ms(c.sample_after_ms), std::memory_order_relaxed);
   g.sample_interval_ns.store(ms(c.sample_interval_ms), std::memory_order_relaxed);
+  RefreshPollSlowThreshold();
   g.record_min_ns.store(static_cast<uint64_t>(c.record_min_us > 0 ? c.record_min_us : 0) * 1000u,
                         std::memory_order_relaxed);
   g.max_frames.store(config.report.max_stack_frames > 0 ? config.report.max_stack_frames : 64,
@@ -570,8 +571,10 @@ LooperCounters TimingCounters() {
   c.dropped_frames = g.dropped_frames.load(std::memory_order_relaxed);
   c.janky_frames = g.janky_frames.load(std::memory_order_relaxed);
   c.refresh_ms = static_cast<double>(g.refresh_ns.load(std::memory_order_relaxed)) / 1e6;
-  c.poll_gaps = g.poll_gaps.load(std::memory_order_relaxed);
   c.poll_ring_full = g.poll_ring_full.load(std::memory_order_relaxed);
+  // Derived, not counted per gap on the main thread: every timed gap was pushed or took the full path.
+  c.poll_gaps = g.ring_head.load(std::memory_order_acquire) + c.poll_ring_full;
+  c.messages += c.poll_gaps;
   c.ticker_resumes = g.ticker_resumes.load(std::memory_order_relaxed);
   c.poll_rearms = g.poll_rearms.load(std::memory_order_relaxed);
   if (g.poll_active.load(std::memory_order_acquire)) DrainPollGaps();  // the history as of now

@@ -7,11 +7,13 @@
 //
 // Main thread, per gap (the proxies below): a thread-pointer compare first (other loopers wait in the same
 // library), one read of the process event clock at each edge (hook/event_clock.h: the CPU counter scaled
-// to CLOCK_MONOTONIC, within 50 us of it; the input monitor stamps with the same clock), the gap published
-// in two atomics, and the finished gap pushed into a single-producer ring. No JNI, no allocation, no lock,
-// no locked instruction, no syscall. The watchdog drains the ring (every check period, 200 ms; before a
-// report; when status is read): it appends each gap's `looper.message` record to the timeline and adds
-// the gap to the history window with the samples it took while the gap ran.
+// to CLOCK_MONOTONIC, within 50 us of it; the input monitor stamps with the same clock), the running gap
+// published in one atomic (its start), and the finished gap pushed into a single-producer ring (start and
+// wall). No JNI, no allocation, no lock, no locked instruction, no syscall; counters, lag checks and
+// records are the watchdog's (see "main thread, per gap" below). The watchdog drains the ring (every
+// check period, 200 ms; before a report or export; when status is read): it appends the gaps' records to
+// the timeline, adds each gap to the history window with the samples it took while the gap ran, and
+// queues the lagging ones for a report.
 //
 // Why the record is appended by the drain and not by the main thread: the timeline is shared by every
 // thread, so its append takes a locked instruction and ~70 instructions around it, the biggest part of
@@ -37,16 +39,15 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <time.h>
 
 #include <atomic>
 #include <string>
 #include <vector>
 
 #include "hook/asymmetric_fence.h"
-#include "hook/caller_tid.h"
 #include "hook/clock.h"
 #include "hook/event_clock.h"
-#include "hook/in_flight_gate.h"
 #include "hook/jni/jni_refs.h"
 #include "hook/jni/jni_util.h"
 #include "jankprobe/plt.h"
@@ -74,20 +75,33 @@ jp_plt_hook* g_hook[kHookCount];
 std::atomic<uintptr_t> g_main_thread{0};  // pthread_self() of the looper's thread; 0 = not known
 std::atomic<uint32_t> g_resolve_tid{0};     // while the pthread is not known: the main thread's kernel tid
 // Lets StopPollSource wait until the main thread is out of the timing, with no locked instruction on the
-// main thread (the gate's owner: plain stores and the fence's light half; membarrier on the stopping
-// side, full fences where membarrier is not available).
+// main thread: a depth word only the main thread writes, and the fence's light half between it and the
+// poll_active load (membarrier on the stopping side; full fences where membarrier is not available).
 hook::AsymmetricFence g_fence;
-hook::InFlightGate g_gate{&g_fence};
+std::atomic<uint32_t> g_main_depth{0};
 // Resolve mode only: whether this thread was found to be another one (one gettid per thread, ever).
 thread_local bool t_not_main = false;
 
-// Main-thread-only state of the gap in progress (only the thread equal to g_main_thread touches it).
+// Main-thread-only state: touched by the thread equal to g_main_thread inside the mark while the source is
+// active, and by StopPollSource once it drained the mark.
 struct MainSide {
-  uint64_t seq = 0;
-  uint64_t start_ns = 0;
-  bool in_gap = false;
+  uint64_t start_ns = 0;  // the gap in progress (0: none); g.poll_running holds the same
+  // The ring has room below this head: the tail last read + kPollRing (the tail only grows, so an old
+  // value is only ever too small: the tail is read again when the head reaches it).
+  uint64_t ring_end = 0;
 };
 MainSide g_main;
+
+// The previous target per proxy for the last call site (return address) the main thread called it from.
+// PrevFor (the engine's lookup through jp_plt_hook_prev_for) is a call and a table walk per wait, and its
+// answer for one return address only changes when the hook is installed again (the slot may then have
+// held something else before us). Read by the main thread before it enters the mark (relaxed atomics:
+// plain loads); written by it only inside the mark while the source is active (MainSlow), so never
+// after StopPollSource drained it; StartPollSource clears the return address before it writes any slot,
+// so a call through a new slot misses (the ordering JP_PLT_PREV relies on for prev_var), while a call
+// still in flight from before the stop finds the target that was right for it.
+std::atomic<const void*> g_prev_ra[kHookCount];
+std::atomic<void*> g_prev_cached[kHookCount];
 
 // The looper thread's thread pointer, learnt by its first call through a proxy (0: not yet). Comparing the
 // thread pointer register is one instruction; pthread_self() is a call into libc on every epoll wait of
@@ -96,7 +110,7 @@ std::atomic<uintptr_t> g_main_tp{0};
 
 // The cheap check every proxy call makes first. Only when the source was started off the main thread
 // (a remote flag switched it) is the main pthread learnt here, by its kernel tid, once per thread.
-bool OnMainThreadSlow(uintptr_t tp) {
+__attribute__((noinline)) bool OnMainThreadSlow(uintptr_t tp) {
   const uintptr_t self = static_cast<uintptr_t>(pthread_self());
   const uintptr_t main = g_main_thread.load(std::memory_order_relaxed);
   if (main == 0) {
@@ -117,6 +131,12 @@ bool OnMainThreadSlow(uintptr_t tp) {
   return true;
 }
 
+// The known main thread (false also while it is not known yet: OnMainThread then learns it).
+inline bool OnMainThreadFast() {
+  // The thread pointer is never 0, so an unknown main thread (0) never compares equal.
+  return reinterpret_cast<uintptr_t>(__builtin_thread_pointer()) == g_main_tp.load(std::memory_order_relaxed);
+}
+
 inline bool OnMainThread() {
   const uintptr_t tp = reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
   const uintptr_t main_tp = g_main_tp.load(std::memory_order_relaxed);
@@ -134,23 +154,38 @@ uint64_t GapClockNs() { return hook::ProcessEventClock().NowNs(); }
 
 void OnPollSample(const hook::DeadlineFired& fired, void*);
 void OnPollCheck(const hook::DeadlineFired& fired, void*);
-void OnPollReport(const hook::DeadlineFired& fired, void*);
 void OnPollResume(const hook::DeadlineFired& fired, void*);
 
-// The main thread inside the timing (not in epoll_wait): it enters the gate, then checks poll_active;
-// StopPollSource clears poll_active, then drains the gate. Only the main thread gets here, and it is the
-// gate's owner (proposed at start; else the first thread through, which OnMainThread let in), so entering
-// and leaving are plain stores: no locked instruction per edge (it was one seq_cst exchange per edge, ~8 ns
-// each in the per-gap benchmark).
+// The main thread inside the timing (not in epoll_wait): it marks itself in, then checks poll_active;
+// StopPollSource clears poll_active, then waits for the mark to clear (DrainMainThread). A Dekker pair, as
+// hook::InFlightGate's owner side, without the gate's owner election and shared counter: only the thread
+// OnMainThread admitted gets here (every other thread returns from the proxy before), so the mark is a
+// plain increment of a word no other thread writes. A nested entry (a signal handler that polls) restores
+// the depth before the outer one goes on.
 class PollInside {
  public:
-  PollInside() : pass_(g_gate.Enter(hook::CallerTid(), g.poll_active)) {}
-  ~PollInside() { g_gate.Leave(pass_); }
+  PollInside() {
+    g_main_depth.store(g_main_depth.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    g_fence.Light();
+    open_ = g.poll_active.load(std::memory_order_acquire);
+  }
+  ~PollInside() { g_main_depth.store(g_main_depth.load(std::memory_order_relaxed) - 1, std::memory_order_release); }
+  // The source is active: the timing's state may be touched.
+  bool open() const { return open_; }
 
  private:
-  const hook::InFlightGate::Pass pass_;
+  bool open_;
 };
-bool PollActive() { return g.poll_active.load(std::memory_order_acquire); }
+
+// StopPollSource, after poll_active fell: returns once the main thread is not inside (whoever got in
+// before the flag fell is short: no blocking call inside the mark).
+void DrainMainThread() {
+  g_fence.Heavy();
+  while (g_main_depth.load(std::memory_order_seq_cst) != 0) {
+    timespec ts{0, 100000};
+    nanosleep(&ts, nullptr);
+  }
+}
 
 // A finished gap's timeline record (the drain's and the full ring's one shape; the running gap's copy
 // lent to a report adds still_running).
@@ -224,117 +259,177 @@ class GapRecorder {
   int64_t count_ = 0;
 };
 
-// epoll_wait returned on the main thread: a gap starts, at t0 (0: read the clock now). Inside PollInside.
-void GapStarts(uint64_t t0) {
-  if (!PollActive()) return;
-  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
-  if (!ctx) return;
-  if (t0 == 0) t0 = GapClockNs();
-  uint64_t seq = (g_main.seq + 1) & kSeqMask;
-  if (seq == 0) seq = 1;  // 0 means "waiting"
-  g_main.seq = seq;
-  g_main.start_ns = t0;
-  g_main.in_gap = true;
-  g.poll_running_start.store(t0, std::memory_order_relaxed);
-  g.poll_running.store(seq, std::memory_order_release);
-  // The first gap after a wait arms the check; later ones find it armed (one relaxed load).
-  if (!g.poll_armed.load(std::memory_order_relaxed) && !g.poll_armed.exchange(true, std::memory_order_acq_rel) &&
-      ctx->watchdog) {
-    ctx->watchdog->Arm(kPollCheckTag, t0 + g.sample_after_ns.load(std::memory_order_relaxed), OnPollCheck, nullptr);
-  }
-}
+// ---- main thread, per gap ----
+// The fast path of an edge: the clock, a load and compare that says the gap is still the one the timing
+// knows, a threshold compare, two words into the ring and the head; the start published in one word.
+// Everything else moved off it: the gap and message counters are derived from the ring's head when status
+// is read; a lagging gap is reported by the watchdog (its sampler finds the gap over, or the periodic
+// drain queues it); the CPU clock, the ticker's resume and the full ring take the slow path, which only
+// gaps past poll_slow_ns (sample_after_ms, a quarter frame while the ticker is parked) or a full ring reach.
 
-// The main thread calls epoll_wait again: the gap ends. Returns its end (0 when it was not timed).
-// Inside PollInside.
-uint64_t GapEnds() {
-  if (!g_main.in_gap) return 0;
-  g_main.in_gap = false;
-  // Not the gap the timing knows (the source was stopped, or restarted, while this thread waited).
-  if (!PollActive() || g.poll_running.load(std::memory_order_relaxed) != g_main.seq) {
-    return 0;
-  }
+// The rare part of a gap's end: out of line, so that the fast path stays small.
+__attribute__((noinline, cold)) void EndGapSlow(uint64_t start, uint64_t wall, uint64_t t1, uint64_t head) {
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
-  if (!ctx) return 0;
-  const uint64_t t1 = GapClockNs();
-  const uint64_t seq = g_main.seq;
-  const uint64_t wall = t1 - g_main.start_ns;
-  g.poll_running.store(0, std::memory_order_release);
-  // Single writer (this thread): plain load + store, no locked instruction.
-  g.poll_gaps.store(g.poll_gaps.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  g.messages.store(g.messages.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-
-  const uint64_t sample_after = g.sample_after_ns.load(std::memory_order_relaxed);
-  const uint64_t head = g.ring_head.load(std::memory_order_relaxed);
-  bool pushed = false;
-  if (head - g.ring_tail.load(std::memory_order_acquire) < kPollRing) {
-    // Relaxed atomic stores (plain stores in the machine code): PollPendingRecords may copy a slot while
-    // this thread writes it, and throws such a copy away.
-    PollGap& slot = g.ring[head % kPollRing];
-    __atomic_store_n(&slot.seq, seq, __ATOMIC_RELAXED);
-    __atomic_store_n(&slot.start_ns, g_main.start_ns, __ATOMIC_RELAXED);
-    __atomic_store_n(&slot.wall_ns, wall, __ATOMIC_RELAXED);
-    // Only gaps the sampler may have seen read the CPU clock.
-    __atomic_store_n(&slot.cpu_end_ns, wall >= sample_after ? ThreadCpuNs() : 0, __ATOMIC_RELAXED);
+  g_main.ring_end = g.ring_tail.load(std::memory_order_acquire) + kPollRing;
+  if (head < g_main.ring_end) {
+    const size_t i = head % kPollRing;
+    uint64_t wall_word = wall;
+    // Only gaps the sampler may have seen read the CPU clock (a sampled gap ran past sample_after_ms).
+    if (wall >= g.sample_after_ns.load(std::memory_order_relaxed)) {
+      g.ring_cpu_end[i] = ThreadCpuNs();
+      wall_word |= kGapHasCpu;
+    }
+    g.ring[i].start_ns = start;
+    g.ring[i].wall_ns = wall_word;
     g.ring_head.store(head + 1, std::memory_order_release);
-    pushed = true;
   } else {
     g.poll_ring_full.store(g.poll_ring_full.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    // The drain will not see this gap: its record goes into the timeline from here.
-    if (ctx->timeline) ctx->timeline->Append(GapRecord(ctx, g_main.start_ns, wall));
-  }
-  if (wall >= g.lag_ns.load(std::memory_order_relaxed) && ctx->watchdog) {
-    if (!pushed || !ctx->watchdog->Arm(kPollReportTag | seq, t1, OnPollReport, nullptr)) {
-      g.reports_dropped.fetch_add(1, std::memory_order_relaxed);
-    }
+    // The drain will not see this gap: its record goes into the timeline from here, and a lag report for
+    // it (which the drain would queue) is counted as dropped.
+    if (ctx && ctx->timeline) ctx->timeline->Append(GapRecord(ctx, start, wall));
+    if (wall >= g.lag_ns.load(std::memory_order_relaxed)) g.reports_dropped.fetch_add(1, std::memory_order_relaxed);
   }
   // A parked frame ticker is told (from the watchdog) when a gap took a quarter of a frame.
   if (g.ticker_parked.load(std::memory_order_relaxed)) {
     const uint64_t refresh = g.refresh_ns.load(std::memory_order_relaxed);
     const uint64_t quarter = (refresh ? refresh : FrameStats::kDefaultIntervalNs) / 4;
-    if (wall >= quarter && g.ticker_parked.exchange(false, std::memory_order_relaxed) && ctx->watchdog) {
+    // The threshold goes back to sample_after_ms when the watchdog resumes the ticker (OnPollResume).
+    if (wall >= quarter && g.ticker_parked.exchange(false, std::memory_order_relaxed) && ctx && ctx->watchdog) {
       ctx->watchdog->Arm(kPollResumeTag, t1, OnPollResume, nullptr);
     }
   }
-  return t1;
 }
 
-// A macro, not a function: JP_PLT_PREV reads __builtin_return_address(0), which must be the proxy's own.
-#define JP_POLL_PREV(Fn, i) reinterpret_cast<Fn>(JP_PLT_PREV(__atomic_load_n(&g_hook[i], __ATOMIC_ACQUIRE), g_prev[i]))
+// The gap started at g_main.start_ns ends at t1 (inside the mark, the source active).
+inline void EndGap(uint64_t t1) {
+  const uint64_t start = g_main.start_ns;
+  if (start == 0) return;  // no gap: the first look after the source started
+  const uint64_t wall = t1 - start;
+  const uint64_t head = g.ring_head.load(std::memory_order_relaxed);  // single writer: this thread
+  if (__builtin_expect(head < g_main.ring_end && wall < g.poll_slow_ns.load(std::memory_order_relaxed), 1)) {
+    // The drain reads a slot only below the head (release below), and this thread writes a slot only
+    // once the tail (acquire, in EndGapSlow) has passed it.
+    PollGap& slot = g.ring[head % kPollRing];
+    slot.start_ns = start;
+    slot.wall_ns = wall;
+    g.ring_head.store(head + 1, std::memory_order_release);
+    return;
+  }
+  EndGapSlow(start, wall, t1, head);
+}
+
+// The first gap after a wait arms the sampling check; later ones find it armed (one relaxed load).
+__attribute__((noinline)) void ArmCheck(uint64_t t0) {
+  if (g.poll_armed.exchange(true, std::memory_order_acq_rel)) return;
+  const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
+  if (ctx && ctx->watchdog) {
+    ctx->watchdog->Arm(kPollCheckTag, t0 + g.sample_after_ns.load(std::memory_order_relaxed), OnPollCheck, nullptr);
+  }
+}
+
+// A gap starts at t0 (inside PollInside, open). Relaxed: the start is the whole message (no other word
+// is read through it); the race with ContinueChecks that no fence orders is the one described at the top.
+inline void StartGap(uint64_t t0) {
+  g_main.start_ns = t0;
+  g.poll_running.store(t0, std::memory_order_relaxed);
+  if (!g.poll_armed.load(std::memory_order_relaxed)) ArmCheck(t0);
+}
+
+// The target for a call from return_address: the engine's lookup.
+__attribute__((noinline)) void* PrevFor(int i, const void* return_address) {
+  jp_plt_hook* h = __atomic_load_n(&g_hook[i], __ATOMIC_ACQUIRE);
+  return h ? jp_plt_hook_prev_for(h, return_address) : __atomic_load_n(&g_prev[i], __ATOMIC_ACQUIRE);
+}
+// Whether the main thread's cached target is for this call site (see g_prev_ra). A return address is
+// never null, so a cleared cache never matches; the target is stored before the address.
+inline bool HasCachedPrev(int i, const void* return_address) {
+  return g_prev_ra[i].load(std::memory_order_relaxed) == return_address;
+}
 
 // A look without waiting (timeout 0: the top of every next() while messages are queued) returns at once:
-// the main thread never stopped working, so the next gap starts where this one ended (one clock read per
-// message instead of two; the syscall's own time counts as work), and one PollInside spans the call. A
-// call that may block leaves the timing while it waits (StopPollSource must not wait for an idle thread).
-// `wait` calls the target the proxy resolved (JP_POLL_PREV must run in the proxy itself).
-template <typename Wait>
-int TimedWait(int timeout, const Wait& wait) {
+// the main thread never stopped working, so when it returns the gap ends and the next one starts at the
+// same instant (one clock read per message; the syscall's own time counts as work). All of it after the
+// call, so that only the result is kept across it (the proxy's fast path saves one register; out of line
+// for the same reason). Inside the mark; StopPollSource must never wait for a thread in epoll, so the
+// mark is not held across the call.
+__attribute__((noinline)) void AfterLook() {
+  // PollInside written out: the compiler kept the object's flag in a stack slot.
+  g_main_depth.store(g_main_depth.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  g_fence.Light();
+  if (g.poll_active.load(std::memory_order_acquire)) {
+    const uint64_t t = GapClockNs();
+    EndGap(t);
+    StartGap(t);
+  }
+  g_main_depth.store(g_main_depth.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+}
+
+// A call that may block: the gap ends before it, and the thread says it waits (poll_running 0: the
+// sampler leaves a waiting thread alone); the next gap starts when it returns.
+void BeforeBlock() {
+  if (g_main.start_ns != 0) EndGap(GapClockNs());
+  g_main.start_ns = 0;
+  g.poll_running.store(0, std::memory_order_relaxed);
+}
+void AfterBlock() {
+  PollInside inside;
+  if (inside.open()) StartGap(GapClockNs());
+}
+
+// The main thread's other paths: a call that may block, or the target not cached for this call site.
+// Returns the target to call; AfterSlow follows the call.
+__attribute__((noinline)) void* MainSlowBefore(int i, const void* return_address, int timeout) {
+  PollInside inside;
+  void* const prev = PrevFor(i, return_address);
+  if (inside.open()) {
+    g_prev_cached[i].store(prev, std::memory_order_relaxed);
+    g_prev_ra[i].store(return_address, std::memory_order_relaxed);
+    if (timeout != 0) BeforeBlock();
+  }
+  return prev;
+}
+__attribute__((noinline)) void MainSlowAfter(int timeout) {
   if (timeout == 0) {
-    PollInside guard;
-    const uint64_t t1 = GapEnds();
-    const int n = wait();
-    GapStarts(t1);
-    return n;
+    AfterLook();
+  } else {
+    AfterBlock();
   }
-  {
-    PollInside guard;
-    GapEnds();
-  }
-  const int n = wait();
-  PollInside guard;
-  GapStarts(0);
+}
+
+// The proxies. The fast path (the main thread, a look without waiting, the target cached for this call
+// site): a thread-pointer compare, the cached target called, then AfterLook. Everything else leaves by a
+// tail call to an out-of-line path that gets the arguments as they came (no capture, nothing saved), so
+// that the fast path keeps only the result across its calls. PrevFor gets the proxy's own return
+// address, as JP_PLT_PREV would.
+__attribute__((noinline)) int EpollWaitSlow(const void* ra, int epfd, struct epoll_event* events, int max, int timeout) {
+  if (!OnMainThread()) return reinterpret_cast<EpollWaitFn>(PrevFor(0, ra))(epfd, events, max, timeout);
+  const int n = reinterpret_cast<EpollWaitFn>(MainSlowBefore(0, ra, timeout))(epfd, events, max, timeout);
+  MainSlowAfter(timeout);
   return n;
 }
 
 int ProxyEpollWait(int epfd, struct epoll_event* events, int max, int timeout) {
-  const EpollWaitFn prev = JP_POLL_PREV(EpollWaitFn, 0);
-  if (!OnMainThread()) return prev(epfd, events, max, timeout);
-  return TimedWait(timeout, [&] { return prev(epfd, events, max, timeout); });
+  const void* ra = __builtin_return_address(0);
+  if (!OnMainThreadFast() || timeout != 0 || !HasCachedPrev(0, ra)) return EpollWaitSlow(ra, epfd, events, max, timeout);
+  const int n = reinterpret_cast<EpollWaitFn>(g_prev_cached[0].load(std::memory_order_relaxed))(epfd, events, max, timeout);
+  AfterLook();
+  return n;
+}
+
+__attribute__((noinline)) int EpollPwaitSlow(const void* ra, int epfd, struct epoll_event* events, int max,
+                                             int timeout, const sigset_t* mask) {
+  if (!OnMainThread()) return reinterpret_cast<EpollPwaitFn>(PrevFor(1, ra))(epfd, events, max, timeout, mask);
+  const int n = reinterpret_cast<EpollPwaitFn>(MainSlowBefore(1, ra, timeout))(epfd, events, max, timeout, mask);
+  MainSlowAfter(timeout);
+  return n;
 }
 
 int ProxyEpollPwait(int epfd, struct epoll_event* events, int max, int timeout, const sigset_t* mask) {
-  const EpollPwaitFn prev = JP_POLL_PREV(EpollPwaitFn, 1);
-  if (!OnMainThread()) return prev(epfd, events, max, timeout, mask);
-  return TimedWait(timeout, [&] { return prev(epfd, events, max, timeout, mask); });
+  const void* ra = __builtin_return_address(0);
+  if (!OnMainThreadFast() || timeout != 0 || !HasCachedPrev(1, ra)) return EpollPwaitSlow(ra, epfd, events, max, timeout, mask);
+  const int n = reinterpret_cast<EpollPwaitFn>(g_prev_cached[1].load(std::memory_order_relaxed))(epfd, events, max, timeout, mask);
+  AfterLook();
+  return n;
 }
 
 void* const kProxies[kHookCount] = {reinterpret_cast<void*>(&ProxyEpollWait), reinterpret_cast<void*>(&ProxyEpollPwait)};
@@ -350,20 +445,17 @@ void ContinueChecks(const hook::PluginContext* ctx) {
     return;
   }
   for (;;) {
-    const uint64_t seq = g.poll_running.load(std::memory_order_seq_cst);
-    if (seq == 0) {
+    const uint64_t start = g.poll_running.load(std::memory_order_seq_cst);
+    if (start == 0) {
       g.poll_armed.store(false, std::memory_order_seq_cst);
       if (g.poll_running.load(std::memory_order_seq_cst) == 0) return;
       if (g.poll_armed.exchange(true, std::memory_order_acq_rel)) return;  // the main thread armed it meanwhile
       continue;
     }
-    const uint64_t start = g.poll_running_start.load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (g.poll_running.load(std::memory_order_relaxed) != seq) continue;
     const uint64_t due = start + g.sample_after_ns.load(std::memory_order_relaxed);
     const uint64_t now = GapClockNs();
     if (due <= now) {
-      ctx->watchdog->Arm(kPollSampleTag | seq, now, OnPollSample, nullptr, hook::Watchdog::kCaptureStack);
+      ctx->watchdog->Arm(kPollSampleTag | (start & kSeqMask), now, OnPollSample, nullptr, hook::Watchdog::kCaptureStack);
     } else {
       ctx->watchdog->Arm(kPollCheckTag, due, OnPollCheck, nullptr);
     }
@@ -381,26 +473,36 @@ void OnPollCheck(const hook::DeadlineFired&, void*) {
   ContinueChecks(ctx);
 }
 
+// The gap a sample deadline was armed for is over: its record, history entry and (past lag_ms) report are
+// due now rather than at the next periodic drain. This is how a lagging gap is reported: the main thread
+// does not look at lag_ms. A gap past lag_ms that was never sampled (lag_ms below sample_after_ms, or a
+// late check) is queued by the periodic drain (DrainPollSource), at most one check period later.
+void SampledGapEnded(const hook::PluginContext* ctx) {
+  DrainPollGaps();
+  ReportFinished();
+  ContinueChecks(ctx);
+}
+
 void OnPollSample(const hook::DeadlineFired& fired, void*) {
   Inside guard;
   if (!guard.active()) return;
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (!ctx) return;
-  const uint64_t seq = fired.id & kSeqMask;
+  const uint64_t id = fired.id & kSeqMask;
   if (!g.poll_active.load(std::memory_order_acquire)) {  // stopped: the chain ends here
     g.poll_armed.store(false, std::memory_order_seq_cst);
     return;
   }
-  const uint64_t start = g.poll_running_start.load(std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_acquire);
-  if (g.poll_running.load(std::memory_order_acquire) != seq) return ContinueChecks(ctx);  // it ended meanwhile
-  bool need_pending = false, need_anr = false;
+  const uint64_t start = g.poll_running.load(std::memory_order_acquire);
+  if (start == 0 || (start & kSeqMask) != id) return SampledGapEnded(ctx);
+  bool need_pending = false, need_anr = false, drained = false;
   {
     std::lock_guard<std::mutex> lock(g.mu);
     PollCurrent& cur = g.locked->poll_cur;
-    if (cur.seq != seq) {
+    if (cur.start_ns != start) {
       DrainPollGapsLocked();  // the previous sampled gap takes its samples into the history first
-      cur.seq = seq;
+      drained = true;
+      cur.start_ns = start;
       cur.samples.Clear();
       cur.pending = PendingSnapshot();
       cur.anr_reported = false;
@@ -414,6 +516,7 @@ void OnPollSample(const hook::DeadlineFired& fired, void*) {
     need_anr = needs.anr;
   }
   g.samples.fetch_add(1, std::memory_order_relaxed);
+  if (drained) ReportFinished();  // the gaps that drain queued (the previous sampled one may have lagged)
   if (need_pending || need_anr) {
     PendingSnapshot p = ReadPending();  // the queue the stuck gap is holding back
     Dispatch d;
@@ -422,7 +525,7 @@ void OnPollSample(const hook::DeadlineFired& fired, void*) {
     bool still = false;
     {
       std::lock_guard<std::mutex> lock(g.mu);
-      if (g.poll_running.load(std::memory_order_acquire) == seq && g.locked->poll_cur.seq == seq) {
+      if (g.poll_running.load(std::memory_order_acquire) == start && g.locked->poll_cur.start_ns == start) {
         still = true;
         if (need_pending) g.locked->poll_cur.pending = p;
         if (need_anr) samples = g.locked->poll_cur.samples;
@@ -439,21 +542,15 @@ void OnPollSample(const hook::DeadlineFired& fired, void*) {
       g.anrs.fetch_add(1, std::memory_order_relaxed);
       SubmitReport(ctx, "anr_risk", d, true, samples, p, now, ReportSource::kPoll, cpu_first ? cpu_first_at : 0);
     }
-    if (!still) return ContinueChecks(ctx);
+    if (!still) return SampledGapEnded(ctx);
   }
   ArmNextSample(ctx, fired, OnPollSample);
-}
-
-void OnPollReport(const hook::DeadlineFired&, void*) {
-  Inside guard;
-  if (!guard.active()) return;
-  DrainPollGaps();
-  ReportFinished();
 }
 
 void OnPollResume(const hook::DeadlineFired&, void*) {
   Inside guard;
   if (!guard.active()) return;
+  RefreshPollSlowThreshold();  // the main thread cleared ticker_parked
   const jni::FrameRefs& refs = jni::Frames();
   if (!refs.ok || !refs.ticker_resume_from_native || !jni::Vm()) return;
   std::string why;
@@ -481,30 +578,34 @@ void DrainPollGapsLocked() {
   const uint64_t lag = g.lag_ns.load(std::memory_order_relaxed);
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   GapRecorder records(ctx, g.record_min_ns.load(std::memory_order_relaxed));
+  PollCurrent& cur = g.locked->poll_cur;
   for (; tail != head; ++tail) {
-    const PollGap& e = g.ring[tail % kPollRing];
-    records.Add(e.start_ns, e.wall_ns);
+    const size_t i = tail % kPollRing;
+    const PollGap& e = g.ring[i];
+    const uint64_t wall = e.wall_ns & ~kGapHasCpu;
+    const uint64_t cpu_end = e.wall_ns & kGapHasCpu ? g.ring_cpu_end[i] : 0;
+    records.Add(e.start_ns, wall);
     Dispatch d;
     d.start_ns = e.start_ns;
-    d.wall_ns = e.wall_ns;
+    d.wall_ns = wall;
     SampleSet none;
     SampleSet* samples = &none;
     uint64_t window_start = 0;
-    PollCurrent& cur = g.locked->poll_cur;
-    if (cur.seq == e.seq) {  // the watchdog sampled this gap
+    const bool sampled = cur.start_ns != 0 && cur.start_ns == e.start_ns;  // the watchdog sampled this gap
+    if (sampled) {
       samples = &cur.samples;
-      if (cur.cpu_first_ns && e.cpu_end_ns > cur.cpu_first_ns) {
-        d.cpu_ns = e.cpu_end_ns - cur.cpu_first_ns;
+      if (cur.cpu_first_ns && cpu_end > cur.cpu_first_ns) {
+        d.cpu_ns = cpu_end - cur.cpu_first_ns;
         window_start = cur.cpu_first_at_ns;
       }
     }
-    if (e.wall_ns >= lag) {
+    if (wall >= lag) {
       if (g.locked->to_report_count < kReportQueue) {
         Finished& f = g.locked->to_report[g.locked->to_report_count++];
         f.d = d;
         f.pending = PendingSnapshot();
-        if (cur.seq == e.seq) std::swap(f.pending, cur.pending);
-        f.anr_reported = cur.seq == e.seq && cur.anr_reported;
+        if (sampled) std::swap(f.pending, cur.pending);
+        f.anr_reported = sampled && cur.anr_reported;
         f.source = ReportSource::kPoll;
         f.cpu_window_start_ns = window_start;
       } else {
@@ -512,7 +613,7 @@ void DrainPollGapsLocked() {
       }
     }
     g.locked->history.Add(d, samples);  // a sampled (medium / slow) gap keeps its samples (moved)
-    if (cur.seq == e.seq) cur.seq = 0;
+    if (sampled) cur.start_ns = 0;
   }
   records.Flush();  // a run ends with the drain: what a drain appends never changes later
   g.ring_tail.store(tail, std::memory_order_release);
@@ -524,14 +625,25 @@ void DrainPollGaps() {
 }
 
 bool PollRunningMessage(const hook::PluginContext* ctx, uint64_t now_ns, hook::Event* out) {
-  const uint64_t seq = g.poll_running.load(std::memory_order_acquire);
-  if (seq == 0) return false;
-  const uint64_t start = g.poll_running_start.load(std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_acquire);
-  if (g.poll_running.load(std::memory_order_relaxed) != seq) return false;
+  const uint64_t start = g.poll_running.load(std::memory_order_acquire);
+  if (start == 0) return false;
   *out = GapRecord(ctx, start, now_ns > start ? now_ns - start : 1);
   out->args[1] = hook::EventArg::Int(g.key_running, 1);
   return true;
+}
+
+void RefreshPollSlowThreshold() {
+  // Under a mutex of its own: the inputs change on different threads (a remote flag, the ticker's park
+  // on the main thread's JNI call, its resume on the watchdog), and a recomputation from stale inputs
+  // must not land last. Never taken on a gap's path.
+  std::lock_guard<std::mutex> lock(g.poll_slow_mu);
+  uint64_t slow = g.sample_after_ns.load(std::memory_order_relaxed);
+  if (g.ticker_parked.load(std::memory_order_relaxed)) {
+    const uint64_t refresh = g.refresh_ns.load(std::memory_order_relaxed);
+    const uint64_t quarter = (refresh ? refresh : FrameStats::kDefaultIntervalNs) / 4;
+    if (quarter < slow) slow = quarter;
+  }
+  g.poll_slow_ns.store(slow, std::memory_order_relaxed);
 }
 
 }  // namespace internal
@@ -550,7 +662,6 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
   // Registers the process for expedited membarrier once; without it both sides use full fences.
   std::string fence_why;
   g_fence.Init(&fence_why);
-  g_gate.ProposeOwner(main_tid);
   {
     std::lock_guard<std::mutex> lock(g.mu);
     g.locked->poll_cur = PollCurrent();
@@ -558,6 +669,9 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
   }
   g.poll_running.store(0, std::memory_order_release);
   g.poll_armed.store(false, std::memory_order_release);
+  RefreshPollSlowThreshold();
+  // Before any slot is written (see g_prev_ra); the main thread writes it only while the source is active.
+  for (int i = 0; i < kHookCount; ++i) g_prev_ra[i].store(nullptr, std::memory_order_release);
   g_main_tp.store(0, std::memory_order_relaxed);  // learnt again from main_thread by its next call
   g_main_thread.store(main_thread, std::memory_order_release);
   g_resolve_tid.store(main_tid, std::memory_order_release);
@@ -599,14 +713,15 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
 void StopPollSource() {
   RemoveHooks();
   g.poll_active.store(false, std::memory_order_seq_cst);  // proxies in flight pass straight through from now
-  g_gate.Drain();
-  // No proxy is inside the timing any more, and none enters it: the gap left open is forgotten (a later
-  // GapEnds sees poll_running != its seq) and its sampling deadline disarmed.
-  const uint64_t seq = g.poll_running.exchange(0, std::memory_order_acq_rel);
+  DrainMainThread();
+  // No proxy is inside the timing any more, and none enters it before the next start: the gap left open
+  // is forgotten (the main thread's side too, race-free now) and its sampling deadline disarmed.
+  g_main.start_ns = 0;
+  const uint64_t start = g.poll_running.exchange(0, std::memory_order_acq_rel);
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (ctx && ctx->watchdog) {
     ctx->watchdog->Disarm(kPollCheckTag);
-    if (seq) ctx->watchdog->Disarm(kPollSampleTag | seq);
+    if (start) ctx->watchdog->Disarm(kPollSampleTag | (start & kSeqMask));
   }
   // A deadline that fired meanwhile ends its chain on poll_active == false; either way nothing is armed
   // for the next start.
@@ -615,9 +730,11 @@ void StopPollSource() {
 }
 
 void DrainPollSource() {
-  if (!g.poll_active.load(std::memory_order_acquire)) return;
+  Inside guard;  // DeactivateTiming waits for it: the context stays valid for the reports below
+  if (!guard.active() || !g.poll_active.load(std::memory_order_acquire)) return;
   DrainPollGaps();
-  // The race ContinueChecks and GapStarts can both lose (no fence on the main thread): a gap running with
+  ReportFinished();  // what this drain (or a report's or a status read's since the last one) queued
+  // The race ContinueChecks and StartGap can both lose (no fence on the main thread): a gap running with
   // nothing armed gets its check now.
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (ctx && g.poll_running.load(std::memory_order_seq_cst) != 0 &&
@@ -637,6 +754,9 @@ size_t PollSourceSlots() {
 }
 
 // Mirrors the ticker whatever the source, so that a switch to poll while it is parked still resumes it.
-void SetTickerParked(bool parked) { g.ticker_parked.store(parked, std::memory_order_relaxed); }
+void SetTickerParked(bool parked) {
+  g.ticker_parked.store(parked, std::memory_order_relaxed);
+  RefreshPollSlowThreshold();
+}
 
 }  // namespace jp::looper

@@ -34,7 +34,7 @@ namespace jp::looper::internal {
 constexpr uint64_t kSampleTag = 0x1009ull << 48;
 constexpr uint64_t kReportTag = 0x100Aull << 48;
 constexpr uint64_t kPollSampleTag = 0x100Bull << 48;
-constexpr uint64_t kPollReportTag = 0x100Cull << 48;
+// 0x100C: was the poll source's report deadline (lagging gaps are now reported by the watchdog's drain).
 constexpr uint64_t kPollResumeTag = 0x100Dull << 48;
 constexpr uint64_t kPollCheckTag = 0x100Eull << 48;
 constexpr uint64_t kSeqMask = (1ull << 48) - 1;
@@ -67,17 +67,18 @@ struct Finished {
   uint64_t cpu_window_start_ns = 0;  // poll: d.cpu_ns counts from here (0: no CPU figure)
 };
 
-// One finished main-thread gap, written by the main thread into the ring.
+// One finished main-thread gap, written by the main thread into the ring. 16 bytes: the gap's start is
+// its identity (a sampled gap is matched by it), and the CPU clock read at its end (only for gaps past
+// sample_after_ms) goes into a side array, flagged in the wall word, so most gaps write two words.
 struct PollGap {
-  uint64_t seq = 0;
   uint64_t start_ns = 0;
-  uint64_t wall_ns = 0;
-  uint64_t cpu_end_ns = 0;  // the main thread's CPU clock at the end; read only for gaps past sample_after_ms
+  uint64_t wall_ns = 0;  // | kGapHasCpu: Timing::ring_cpu_end[same index] holds the CPU clock at its end
 };
+constexpr uint64_t kGapHasCpu = 1ull << 63;
 
 // The gap being sampled, on the watchdog's side (under mu).
 struct PollCurrent {
-  uint64_t seq = 0;
+  uint64_t start_ns = 0;  // its start, i.e. its identity (0: none)
   SampleSet samples;
   PendingSnapshot pending;
   bool anr_reported = false;
@@ -121,17 +122,24 @@ struct Timing {
 
   // Poll source, main thread -> watchdog.
   std::atomic<bool> poll_active{false};
-  std::atomic<uint64_t> poll_running{0};        // seq of the gap in progress (0: waiting in epoll)
-  std::atomic<uint64_t> poll_running_start{0};  // its start
+  // The gap in progress: its start on the gaps' clock, which is also its identity (the sampling deadlines
+  // carry its low 48 bits); 0 while the main thread waits in epoll.
+  std::atomic<uint64_t> poll_running{0};
   std::atomic<bool> poll_armed{false};          // a check or sample deadline is outstanding (poll_timing.cc)
   std::atomic<bool> ticker_parked{false};       // FrameTicker parked: a long gap asks it to resume
+  // A finished gap at least this long takes the main thread's slow path (CPU clock read, ticker resume):
+  // sample_after_ms, or a quarter frame while the ticker is parked. Written under poll_slow_mu.
+  std::atomic<uint64_t> poll_slow_ns{0};
+  std::mutex poll_slow_mu;
   PollGap ring[kPollRing];
+  uint64_t ring_cpu_end[kPollRing] = {};  // see PollGap; only gaps past sample_after_ms touch it
   std::atomic<uint64_t> ring_head{0};  // written by the main thread
   std::atomic<uint64_t> ring_tail{0};  // written by the drainer (under mu)
 
   std::atomic<uint64_t> messages{0}, lags{0}, anrs{0}, samples{0}, unmatched{0}, reports_dropped{0};
   std::atomic<uint64_t> frame_count{0}, dropped_frames{0}, janky_frames{0}, refresh_ns{0};
-  std::atomic<uint64_t> poll_gaps{0}, poll_ring_full{0}, ticker_resumes{0}, poll_rearms{0};
+  // Poll gaps timed: ring_head (every gap pushed, ever) + poll_ring_full (the ones that were not).
+  std::atomic<uint64_t> poll_ring_full{0}, ticker_resumes{0}, poll_rearms{0};
   std::atomic<uint64_t> poll_run_records{0}, poll_run_gaps{0};  // written by the drain (under mu)
 };
 extern Timing g;  // JP_CONSTINIT (dispatch_timing.cc)
@@ -176,6 +184,8 @@ void ReportFinished();
 // The drain takes mu; reports and exports call it too (through the in-flight provider), so that the
 // timeline holds every finished gap's record before they read it.
 void DrainPollGaps();
+// Recomputes poll_slow_ns from sample_after_ns, ticker_parked and refresh_ns (after any of them changed).
+void RefreshPollSlowThreshold();
 bool PollRunningMessage(const hook::PluginContext* ctx, uint64_t now_ns, hook::Event* out);
 
 }  // namespace jp::looper::internal

@@ -158,8 +158,10 @@ TEST_F(LooperPollJvmTest, SpinningMessagesGiveRecordsOfTheirLength) {
   const std::vector<double> records = PollRecordsMs();
   ASSERT_FALSE(records.empty()) << CallString("status");
   for (int ms : {10, 50, 200}) {
+    std::string all;
+    for (double r : records) all += " " + std::to_string(r);
     EXPECT_GE(CountIn(records, ms, ms + kSlackMs), 1) << ms << " ms message: no record in [" << ms << ", "
-                                                      << ms + kSlackMs << "] ms";
+                                                      << ms + kSlackMs << "] ms; records (ms):" << all;
   }
   // Nothing between the spinning messages took long: every record over 5 ms is one of the three.
   int long_ones = 0;
