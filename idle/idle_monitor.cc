@@ -111,6 +111,7 @@ class IdleMonitor : public hook::MonitorImpl {
     out.Field("lags", c.lags);
     out.Field("deadline_arms", c.deadline_arms);
     out.Field("arm_calls", c.arm_calls);
+    out.Field("stack_captures", c.stack_captures);
     out.Field("fence", c.fence_expedited ? "membarrier" : "full");
     out.Field("recorded", c.recorded);
     out.Field("folded", folded);

@@ -40,6 +40,9 @@ struct Timing {
   hook::SplitCounter lags;
   hook::SplitCounter arm_calls;  // nativeArm calls: Java found no deadline covering its call
   std::atomic<uint64_t> deadline_arms{0};
+  // Stacks the watchdog took of a call it found running past lag_ms: one per slow call, none for calls
+  // that ended (each end clears running_since, in Java or natively).
+  std::atomic<uint64_t> stack_captures{0};
   // Changes at every activation: name keys of an earlier one are stale (see NameKey).
   std::atomic<uint32_t> epoch{0};
   std::atomic<uint16_t> keep_key{0};  // the "keep" argument's interned key in this activation's timeline
@@ -95,6 +98,7 @@ void OnDeadline(const hook::DeadlineFired& fired, void*) {
     g_timing.capturing_since.store(since, std::memory_order_seq_cst);
     // Still the same call? Dekker with the end (clears running_since, fences, reads capturing_since).
     if (static_cast<uint64_t>(words.running_since.load(std::memory_order_seq_cst)) == since) {
+      g_timing.stack_captures.fetch_add(1, std::memory_order_relaxed);
       hook::StackSample stack = ctx->watchdog ? ctx->watchdog->CaptureMainThreadStack() : hook::StackSample{};
       if (!ctx->watchdog) stack.error = "no watchdog";
       std::lock_guard<std::mutex> lock(g_timing.stack_mu);
@@ -310,6 +314,7 @@ IdleCounters TimingCounters() {
   c.record_min_us = g_timing.record_min_ns.load(std::memory_order_relaxed) / 1000;
   c.lags = g_timing.lags.Load();
   c.deadline_arms = g_timing.deadline_arms.load(std::memory_order_relaxed);
+  c.stack_captures = g_timing.stack_captures.load(std::memory_order_relaxed);
   c.arm_calls = g_timing.arm_calls.Load();
   c.fence_expedited = g_timing.fence.expedited();
   return c;

@@ -31,6 +31,7 @@ struct IdleCounters {
   uint64_t record_min_us = 0;
   uint64_t lags = 0;
   uint64_t deadline_arms = 0;  // watchdog deadlines armed: about one per lag_ms of steady calls, not one per call
+  uint64_t stack_captures = 0;  // stacks taken of calls running past lag_ms (one per slow call)
   uint64_t arm_calls = 0;      // native arm calls from Java: about deadline_arms with the expedited fence,
                                // every call without it
   bool fence_expedited = false;  // the watchdog side of the Dekker pair is a membarrier

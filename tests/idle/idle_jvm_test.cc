@@ -151,6 +151,24 @@ TEST_F(IdleJvmTest, WrapperCallsTheNativeArmOnlyWhenNoDeadlineCoversItsCall) {
   }
 }
 
+// A folded call ends in Java, which must clear the running-call word as the native end does: otherwise the
+// watchdog, re-arming for the last start it saw, would find that call "running" past lag_ms once the main
+// thread goes quiet and take a stack of a call that ended long ago.
+TEST_F(IdleJvmTest, FoldedCallsLeaveNothingRunningForTheWatchdog) {
+  constexpr int kCalls = 2000;
+  ASSERT_EQ(IdleDetail("record_min_us"), 1000u) << CallString("status");
+  const uint64_t captures0 = IdleDetail("stack_captures"), folded0 = IdleDetail("folded");
+  ASSERT_NE(captures0, UINT64_MAX) << CallString("status");
+  JavaResult r = Jvm()->CallStatic(kScenarios, "callsOnMain", "(I)I", {I(kCalls)});
+  ASSERT_TRUE(r.ok) << r.why;
+  ASSERT_EQ(r.value.i, kCalls);
+  EXPECT_GE(IdleDetail("folded") - folded0, static_cast<uint64_t>(kCalls)) << "the calls were not folded";
+  // Quiet for three lag periods: a deadline armed during the stream fires (and re-arms for any start it
+  // still sees) in that time.
+  usleep(3 * kLagMs * 1000);
+  EXPECT_EQ(IdleDetail("stack_captures"), captures0) << CallString("status");
+}
+
 // A slow call that starts right behind a short one finds the deadline the short one armed (or found) and
 // makes no native call before its handler runs; the deadline, due at the short call's lag point, must find
 // the slow call running, re-arm for its lag point and capture its stack there.
