@@ -33,8 +33,9 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
    * calls, total and longest time). A call shorter than {@link #foldBelowNs} (min(idle.record_min_us,
    * idle.lag_ms), set by the monitor; 0 until it starts) ends there: RUNNING_SINCE cleared, no native
    * call, no timeline record of its own. Any other call goes to nativeEnd, which clears the word, appends
-   * the call's timeline record and, at lag_ms or over, reports it with the stack the watchdog took while
-   * it ran. nativeEnd returns the key under which the native side keeps this handler's interned class
+   * the call's timeline record if it took at least record_min_us and, at lag_ms or over, reports it with
+   * the stack the watchdog took while it ran (the calls of a class without figures all go there, and
+   * are counted there). nativeEnd returns the key under which the native side keeps this handler's interned class
    * name; passing it back next time spares reading the string (0: not known yet; a stale key is detected
    * natively and the name read again).
    *
@@ -46,7 +47,9 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
    * with memory side effects). Where membarrier is not available the native side never sets covered, and
    * nativeArm runs the real fence. The clear at a folded call's end needs no fence: the watchdog only
    * takes a stack for a call it finds running past lag_ms, and such a call never folds (it ends natively,
-   * which waits for that capture); at worst it sees a short call a moment after it ended and re-arms.
+   * which waits for that capture). At worst, a main thread descheduled between its end clock read and
+   * the clear lets the watchdog take one needless stack, which no report uses; reports come only from
+   * nativeEnd.
    */
   // Package-private, not private: Timed's queueIdle() uses them, and this code is compiled for Java 8
   // (and desugared so on Android), where a private member reached from a nested class costs a synthetic
