@@ -157,14 +157,18 @@ JP_INPUT_HOT void InputTracker::Received(bool owner, uint32_t tid, int fd, const
     ReceivedFdMode(owner, tid, fd);
     return;
   }
+  // The clock first: closest to the read's return, and no decoded field is live across its slow path's
+  // call (nor across NoteValid's, which comes last): they go from registers into the slot, not through
+  // the stack.
+  const uint64_t now = hook::ProcessEventClock().NowNs();
   ReceivedEvent ev;
   const Verdict v = DecodeReceived(*layout_, buf, static_cast<size_t>(n), &ev);
   if (__builtin_expect(v != Verdict::kOk, 0)) {
     RejectReceived(owner, tid, fd, v, capacity);
     return;
   }
+  Track(owner, tid, fd, &ev, now);
   channels_.NoteValid(fd);
-  Track(owner, tid, fd, &ev);
 }
 
 JP_INPUT_COLD void InputTracker::RejectReceived(bool owner, uint32_t tid, int fd, Verdict v,
@@ -180,11 +184,11 @@ JP_INPUT_COLD void InputTracker::RejectReceived(bool owner, uint32_t tid, int fd
 void InputTracker::ReceivedFdMode(bool owner, uint32_t tid, int fd) noexcept {
   // Read -> next send: a second read before that send keeps the first one's time.
   if (pending_.HasFdMode(fd)) return;
-  Track(owner, tid, fd, nullptr);
+  Track(owner, tid, fd, nullptr, hook::ProcessEventClock().NowNs());
 }
 
-JP_INPUT_HOT void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev) noexcept {
-  const uint64_t now = hook::ProcessEventClock().NowNs();
+JP_INPUT_HOT void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev,
+                                      uint64_t now) noexcept {
   const int index = pending_.Claim(owner, fd);
   if (__builtin_expect(index < 0, 0)) {
     table_full_.fetch_add(1, std::memory_order_relaxed);

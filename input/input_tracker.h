@@ -125,7 +125,8 @@ class InputTracker {
   void SentFdMode(bool owner, int fd) noexcept;
   void ReceivedFdMode(bool owner, uint32_t tid, int fd) noexcept;
   // Claims a pending slot for a read event (ev == nullptr: an fd-mode read) and arms the lag deadline.
-  void Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev) noexcept;
+  // now: the read's time (event clock).
+  void Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev, uint64_t now_ns) noexcept;
   // consume_time_ns, handled: the FINISHED message's (0, false in fd mode). By value, not a pointer to the
   // decoded message: a pointer handed on to the cold half kept the message in memory (stored, reloaded).
   void Finish(bool owner, int index, uint64_t now_ns, int64_t consume_time_ns, bool handled) noexcept;
