@@ -15,6 +15,7 @@
 #include <atomic>
 #include <set>
 #include <string>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "hook/timeline.h"
 #include "hook/watchdog.h"
 #include "looper/dispatch_timing.h"
+#include "looper/timing_state.h"
 #include "tests/fixtures/libutils/native_looper.h"
 
 namespace jp {
@@ -71,6 +73,12 @@ class PollSourceTest : public ::testing::Test {
     Config c;
     c.looper.record_min_us = us;
     looper::RetuneTiming(c);
+  }
+  // Reports of this type kept so far.
+  size_t CountReports(const std::string& type) const {
+    size_t n = 0;
+    for (const std::string& json : reports_.Kept()) n += json.find("\"type\":\"" + type + "\"") != std::string::npos;
+    return n;
   }
 
   // A main-thread looper record written during the test, with its count (1 for a gap's own record).
@@ -339,6 +347,91 @@ TEST_F(PollSourceTest, AFullRingLosesNoRecord) {
   const std::vector<Rec> recs = Recs(timeline_->Snapshot());
   EXPECT_EQ(SumCounts(recs), kGaps);
   EXPECT_EQ(Overlap(recs), "");
+}
+
+TEST_F(PollSourceTest, ALaggingGapNeverSampledIsReportedByThePeriodicDrain) {
+  // lag_ms 5, sampling only from 80 ms: the 8 ms gap is never sampled, and the main thread arms nothing
+  // for it; the periodic drain (the looper monitor's check, called here) queues and reports it.
+  Config c;
+  c.looper.lag_ms = 5;
+  c.looper.anr_ms = 5000;
+  looper::RetuneTiming(c);
+  poll_(looper_, 0);
+  Spin(8 * hook::kNsPerMs);
+  poll_(looper_, 0);
+  looper::DrainPollSource();
+  ASSERT_EQ(CountReports("message_lag"), 1u);
+  const std::string json = reports_.Kept().back();
+  EXPECT_NE(json.find("\"source\":\"poll\""), std::string::npos) << json;
+}
+
+TEST_F(PollSourceTest, ASampledLaggingGapIsReportedAtItsNextSample) {
+  // Sampled from 10 ms every 10 ms, lagging from 30 ms: the 40 ms gap's next sample finds it over and
+  // reports it, with no drain from here; its CPU is counted from the first sample.
+  Config c;
+  c.looper.lag_ms = 30;
+  c.looper.anr_ms = 5000;
+  c.looper.sample_after_ms = 10;
+  c.looper.sample_interval_ms = 10;
+  looper::RetuneTiming(c);
+  poll_(looper_, 0);
+  Spin(40 * hook::kNsPerMs);
+  // The gap ends and the main thread waits (20 ms at a time, nothing to read): no later gap runs long
+  // enough to be sampled, so only the ended gap's own next sample can report it.
+  const uint64_t t0 = hook::MonotonicNs();
+  while (CountReports("message_lag") == 0 && hook::MonotonicNs() - t0 < 2 * hook::kNsPerSec) poll_(looper_, 20);
+  ASSERT_EQ(CountReports("message_lag"), 1u) << "not reported within 2 s";
+  const std::string json = reports_.Kept().back();
+  EXPECT_NE(json.find("\"cpu_ms_since_first_sample\""), std::string::npos) << json;
+  EXPECT_GT(looper::TimingCounters().samples, 0u);
+}
+
+TEST_F(PollSourceTest, AParkedTickerIsResumedByAGapOfAQuarterFrameOnly) {
+  SetRecordMinUs(0);
+  const uint64_t quarter = 16666667 / 4;  // no frames seen: the default 60 Hz interval
+  looper::SetTickerParked(true);
+  EXPECT_EQ(looper::internal::g.poll_slow_ns.load(), quarter) << "parked: a quarter frame takes the slow path";
+  // A short gap and a 6 ms one; whether each resumed the ticker is checked against its recorded length
+  // (a busy host can stretch the short one).
+  for (uint64_t spin : {1 * hook::kNsPerMs, 6 * hook::kNsPerMs}) {
+    looper::SetTickerParked(true);
+    poll_(looper_, 0);
+    Spin(spin);
+    poll_(looper_, 0);
+    const bool parked = looper::internal::g.ticker_parked.load();
+    looper::DrainPollSource();
+    const std::vector<Rec> recs = Recs(timeline_->Snapshot());
+    ASSERT_FALSE(recs.empty());
+    for (const Rec& r : recs) base_.insert(r.ts);
+    std::string all;
+    for (const Rec& r : recs) all += " " + std::to_string(r.dur);
+    EXPECT_EQ(parked, recs.back().dur < quarter) << "gap of " << recs.back().dur << " ns; all:" << all;
+    if (spin > quarter) {
+      EXPECT_FALSE(parked) << all;
+    }
+  }
+  // The watchdog's resume puts the slow-path threshold back to sample_after_ms (80 ms by default).
+  const uint64_t t0 = hook::MonotonicNs();
+  while (looper::internal::g.poll_slow_ns.load() != 80 * hook::kNsPerMs && hook::MonotonicNs() - t0 < hook::kNsPerSec) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(looper::internal::g.poll_slow_ns.load(), 80 * hook::kNsPerMs);
+}
+
+TEST_F(PollSourceTest, GapsAreTimedAgainAfterARestart) {
+  SetRecordMinUs(0);
+  poll_(looper_, 0);
+  Gaps(10);
+  looper::StopPollSource();
+  Gaps(10);  // through libc directly: not timed
+  std::string why;
+  ASSERT_TRUE(looper::StartPollSource("libutils.so", static_cast<uintptr_t>(pthread_self()), ctx_.main_tid, &why)) << why;
+  const uint64_t gaps0 = looper::TimingCounters().poll_gaps;
+  poll_(looper_, 0);  // starts a gap (the one open at the stop was forgotten)
+  Gaps(10);
+  EXPECT_EQ(looper::TimingCounters().poll_gaps - gaps0, 10u);
+  looper::DrainPollSource();
+  EXPECT_EQ(CountGapRecords(timeline_->Snapshot()), 20u);
 }
 
 }  // namespace
