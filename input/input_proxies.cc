@@ -3,6 +3,9 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <atomic>
+#include <cstdint>
+
 #include "input/hot_path.h"
 #include "input/input_tracker.h"
 
@@ -24,43 +27,84 @@ using SendFn = ssize_t (*)(int, const void*, size_t, int);
 void* g_prev[kProxyCount];
 jp_plt_hook* g_hook[kProxyCount];
 
-// A macro, not a function: JP_PLT_PREV reads __builtin_return_address(0), which must be the proxy's own
-// (an address inside the hooked library) to pick that library's previous target.
-#define JP_INPUT_PREV(Fn, i) reinterpret_cast<Fn>(JP_PLT_PREV(__atomic_load_n(&g_hook[i], __ATOMIC_ACQUIRE), g_prev[i]))
+// The previous target per proxy, cached for the first call site (return address) that asked after the
+// proxies were installed. JP_PLT_PREV asks the engine (jp_plt_hook_prev_for: two calls and a table look)
+// on every call, and a call before the original one made the proxy keep all six arguments in saved
+// registers across it; the engine's answer for one return address does not change while the hook stays
+// installed (it is what that module's slot held before us). Set once: the target is stored before the
+// return address (release), and a reader that finds its own return address (acquire) finds the target
+// that goes with it; a second call site, or a call before the hook's handle is published (the engine's
+// prev variable then), takes the engine's lookup every time. InstallProxies clears the return addresses
+// before it writes any slot. (A lookup still in flight from before a stop may fill the cache after that
+// clear with the answer of the previous install: the same answer unless another tool hooked libinput.so's
+// slot in between, the one case that would call past that tool until the next install.)
+struct PrevCache {
+  std::atomic<const void*> ra{nullptr};
+  std::atomic<void*> target{nullptr};
+};
+PrevCache g_prev_cache[kProxyCount];
+const void* const kClaiming = reinterpret_cast<const void*>(uintptr_t{1});  // a cache being filled
 
-// No tail calls from the proxies' original call: JP_PLT_PREV needs our caller's return address, and the
-// tracker runs after the call. The tracker's call is the tail call (it returns n).
+void* PrevSlow(int i, const void* ra) noexcept {
+  jp_plt_hook* h = __atomic_load_n(&g_hook[i], __ATOMIC_ACQUIRE);
+  if (h == nullptr) return __atomic_load_n(&g_prev[i], __ATOMIC_ACQUIRE);
+  void* const prev = jp_plt_hook_prev_for(h, ra);
+  const void* expected = nullptr;
+  if (g_prev_cache[i].ra.compare_exchange_strong(expected, kClaiming, std::memory_order_relaxed)) {
+    g_prev_cache[i].target.store(prev, std::memory_order_relaxed);
+    g_prev_cache[i].ra.store(ra, std::memory_order_release);
+  }
+  return prev;
+}
+
+// The original call. The slow half is a separate function that gets the arguments as they came, so that
+// the proxy keeps only what the tracker needs across its one call.
+template <int I, typename Fn, typename... Args>
+JP_INPUT_COLD ssize_t CallPrevSlow(const void* ra, Args... args) noexcept {
+  return reinterpret_cast<Fn>(PrevSlow(I, ra))(args...);
+}
+template <int I, typename Fn, typename... Args>
+__attribute__((always_inline)) inline ssize_t CallPrev(const void* ra, Args... args) noexcept {
+  if (__builtin_expect(g_prev_cache[I].ra.load(std::memory_order_acquire) == ra, 1)) {
+    return reinterpret_cast<Fn>(g_prev_cache[I].target.load(std::memory_order_relaxed))(args...);
+  }
+  return CallPrevSlow<I, Fn>(ra, args...);
+}
+
+// No tail calls from the proxies' original call: the engine's lookup needs our caller's return address,
+// and the tracker runs after the call. The tracker's call is the tail call (it returns n).
 JP_INPUT_HOT ssize_t ProxyRecvfrom(int fd, void* buf, size_t len, int flags, struct sockaddr* from,
                                    socklen_t* fromlen) {
-  ssize_t n = JP_INPUT_PREV(RecvfromFn, 0)(fd, buf, len, flags, from, fromlen);
+  const ssize_t n = CallPrev<0, RecvfromFn>(__builtin_return_address(0), fd, buf, len, flags, from, fromlen);
   return InputTracker::ForProxies().OnReceived(fd, buf, n, len);
 }
 
 JP_INPUT_HOT ssize_t ProxySendto(int fd, const void* buf, size_t len, int flags, const struct sockaddr* to,
                                  socklen_t tolen) {
-  ssize_t n = JP_INPUT_PREV(SendtoFn, 1)(fd, buf, len, flags, to, tolen);
+  const ssize_t n = CallPrev<1, SendtoFn>(__builtin_return_address(0), fd, buf, len, flags, to, tolen);
   return InputTracker::ForProxies().OnSent(fd, buf, n);
 }
 
 JP_INPUT_HOT ssize_t ProxySendtoChk(int fd, const void* buf, size_t len, size_t buflen, int flags,
                                     const struct sockaddr* to, socklen_t tolen) {
-  ssize_t n = JP_INPUT_PREV(SendtoChkFn, 2)(fd, buf, len, buflen, flags, to, tolen);
+  const ssize_t n = CallPrev<2, SendtoChkFn>(__builtin_return_address(0), fd, buf, len, buflen, flags, to, tolen);
   return InputTracker::ForProxies().OnSent(fd, buf, n);
 }
 
 JP_INPUT_HOT ssize_t ProxyRecv(int fd, void* buf, size_t len, int flags) {
-  ssize_t n = JP_INPUT_PREV(RecvFn, 3)(fd, buf, len, flags);
+  const ssize_t n = CallPrev<3, RecvFn>(__builtin_return_address(0), fd, buf, len, flags);
   return InputTracker::ForProxies().OnReceived(fd, buf, n, len);
 }
 
 JP_INPUT_HOT ssize_t ProxySend(int fd, const void* buf, size_t len, int flags) {
-  ssize_t n = JP_INPUT_PREV(SendFn, 4)(fd, buf, len, flags);
+  const ssize_t n = CallPrev<4, SendFn>(__builtin_return_address(0), fd, buf, len, flags);
   return InputTracker::ForProxies().OnSent(fd, buf, n);
 }
 
 JP_INPUT_HOT ssize_t ProxyRecvfromChk(int fd, void* buf, size_t len, size_t buflen, int flags, struct sockaddr* from,
-                         socklen_t* fromlen) {
-  ssize_t n = JP_INPUT_PREV(RecvfromChkFn, 5)(fd, buf, len, buflen, flags, from, fromlen);
+                                      socklen_t* fromlen) {
+  const ssize_t n =
+      CallPrev<5, RecvfromChkFn>(__builtin_return_address(0), fd, buf, len, buflen, flags, from, fromlen);
   return InputTracker::ForProxies().OnReceived(fd, buf, n, len);
 }
 
@@ -90,6 +134,8 @@ const char* ProxyStateName(ProxyInstall::State state) {
 }
 
 bool InstallProxies(const char* caller, ProxyInstall* out, std::string* why) {
+  // Before any slot is written (see PrevCache): a call through a new slot asks the engine.
+  for (PrevCache& c : g_prev_cache) c.ra.store(nullptr, std::memory_order_release);
   int used = 0;
   std::string failures;
   for (int i = 0; i < kProxyCount; ++i) {
