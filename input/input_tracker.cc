@@ -121,6 +121,10 @@ JP_INPUT_HOT void InputTracker::LowerDeadline(uint64_t due) noexcept {
   // fence): this fence pairs with that one, so either the deadline's callback sees the slot in its scan
   // or we see that no deadline covers it and arm one.
   fence_.Light();
+  LowerDeadlineFenced(due);
+}
+
+JP_INPUT_HOT void InputTracker::LowerDeadlineFenced(uint64_t due) noexcept {
   const uint64_t armed = armed_due_ns_.load(std::memory_order_relaxed);
   if (armed > due) ArmEarlier(armed, due);
 }
@@ -248,24 +252,25 @@ JP_INPUT_COLD void InputTracker::SentFdMode(bool owner, int fd) noexcept {
 
 JP_INPUT_HOT void InputTracker::Finish(bool owner, int index, uint64_t now, int64_t consume_time,
                                        bool handled) noexcept {
-  // The take stored kFinishing; the watchdog stores its marks and then checks the state (Heavy): one of
-  // the two sides sees the other. What we read here is final for this occupant.
-  fence_.Light();
-  const uint32_t word = pending_.Word(index);
-  const uint32_t flags = pending_.Marks(index, word);
-  const PendingEvent& e = pending_.at(index);
+  const PendingEvent& e = pending_.at(index);  // ours since the take: its fields are final
   const uint64_t dur = now > e.read_ns ? now - e.read_ns : 0;
   // The record is built and appended by the watchdog (DrainFinished): here only what it is made of goes
   // into the ring, in one line. Only the owner's outermost entry may push (single producer).
-  if (__builtin_expect(owner && finished_.Push(FinishedEvent{e.read_ns, dur, e.event_time_ns, consume_time,
-                                                             IdentWordsOf(e)}),
-                       1)) {
+  const bool pushed = owner && finished_.Push(FinishedEvent{e.read_ns, dur, e.event_time_ns, consume_time,
+                                                            IdentWordsOf(e)});
+  // One fence for two pairs, both "our store, then their flag": the take stored kFinishing, the
+  // watchdog stores its marks and then checks the state (Heavy): one of the two sides sees the other,
+  // and what we read of the marks is final for this occupant; the push stored the ring's head, a
+  // deadline's callback resets armed_due_ns_ and fences before it drains: either it sees this item, or
+  // we see no deadline armed below and arm one.
+  fence_.Light();
+  const uint32_t word = pending_.Word(index);
+  const uint32_t flags = pending_.Marks(index, word);
+  if (__builtin_expect(pushed, 1)) {
     // The drain deadline: whatever monitor deadline is armed drains the ring when it fires; if none is,
     // or it is due later than a drain period from now, this arms one (a push right after a drain, with
-    // lag_ms above the drain period). The push is published before LowerDeadline's fence, and the
-    // deadline's callback resets armed_due_ns_ and fences before it drains: either it sees this item, or
-    // we see no deadline armed and arm one.
-    LowerDeadline(now + kDrainPeriodNs);
+    // lag_ms above the drain period).
+    LowerDeadlineFenced(now + kDrainPeriodNs);
   } else {
     AppendNow(index, dur, consume_time, owner);
     events_finished_.Add(owner);  // the ring's pushes count themselves (counters())

@@ -142,6 +142,7 @@ class InputTracker {
   static void LendFinished(uint64_t now_ns, bool running_too, std::vector<hook::Event>* out, void* arg);
   // Makes sure a monitor deadline at or before due_ns is armed (hot path: usually one load).
   void LowerDeadline(uint64_t due_ns) noexcept;
+  void LowerDeadlineFenced(uint64_t due_ns) noexcept;  // the same after the caller's own Light()
   void ArmEarlier(uint64_t armed, uint64_t due_ns) noexcept;  // LowerDeadline's rare half
 
   // Watchdog thread (input_verdicts.cc).
