@@ -25,37 +25,42 @@ const ChannelTable::Slot* ChannelTable::Find(int fd) const noexcept {
 void ChannelTable::NoteValidSlow(int fd) noexcept {
   Slot* s = Find(fd, true);
   if (s == nullptr) return;
+  // Valid, no failed reads, and (a layout that decodes after all) back to exact (fd, seq) matching.
   // Stores only on a change: on a channel that always validates (every event) the slot stays clean.
-  if (s->valid.load(std::memory_order_relaxed) == 0) s->valid.store(1, std::memory_order_relaxed);
-  if (s->invalid.load(std::memory_order_relaxed) != 0) s->invalid.store(0, std::memory_order_relaxed);
-  uint32_t was = 1;
-  // A layout that decodes after all: the fd goes back to exact (fd, seq) matching.
-  if (s->fd_mode.load(std::memory_order_relaxed) && s->fd_mode.compare_exchange_strong(was, 0)) {
-    fd_mode_count_.fetch_sub(1, std::memory_order_relaxed);
+  uint32_t cur = s->state.load(std::memory_order_relaxed);
+  while (cur != kValid) {
+    if (s->state.compare_exchange_weak(cur, kValid, std::memory_order_relaxed)) {
+      if (cur & kFdMode) fd_mode_count_.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
   }
 }
 
 bool ChannelTable::NoteInvalid(int fd) noexcept {
   Slot* s = Find(fd, true);
   if (s == nullptr) return false;
-  if (s->fd_mode.load(std::memory_order_relaxed)) return true;
-  if (s->valid.load(std::memory_order_relaxed)) return false;  // a real channel with one bad packet
-  if (s->invalid.fetch_add(1, std::memory_order_relaxed) + 1 < kInvalidBeforeFdMode) return false;
-  uint32_t was = 0;
-  if (s->fd_mode.compare_exchange_strong(was, 1)) fd_mode_count_.fetch_add(1, std::memory_order_relaxed);
-  return true;
+  uint32_t cur = s->state.load(std::memory_order_relaxed);
+  for (;;) {
+    if (cur & kFdMode) return true;
+    if (cur & kValid) return false;  // a real channel with one bad packet
+    uint32_t next = cur + kInvalidUnit;
+    if (next / kInvalidUnit >= kInvalidBeforeFdMode) next |= kFdMode;
+    if (s->state.compare_exchange_weak(cur, next, std::memory_order_relaxed)) {
+      if (!(next & kFdMode)) return false;
+      fd_mode_count_.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    }
+  }
 }
 
 bool ChannelTable::IsFdMode(int fd) const noexcept {
   const Slot* s = Find(fd);
-  return s != nullptr && s->fd_mode.load(std::memory_order_relaxed) != 0;
+  return s != nullptr && (s->state.load(std::memory_order_relaxed) & kFdMode) != 0;
 }
 
 void ChannelTable::Clear() noexcept {
   for (Slot& s : slots_) {
-    s.valid.store(0, std::memory_order_relaxed);
-    s.invalid.store(0, std::memory_order_relaxed);
-    s.fd_mode.store(0, std::memory_order_relaxed);
+    s.state.store(0, std::memory_order_relaxed);
     s.fd.store(-1, std::memory_order_release);
   }
   fd_mode_count_.store(0, std::memory_order_relaxed);
