@@ -199,7 +199,6 @@ jint Record(const hook::InFlightGate::Pass& pass, JNIEnv* env, uint64_t begin, u
   const uint64_t lag_ns = g_timing.lag_ns.load(std::memory_order_relaxed);
   const bool own_record = dur >= g_timing.record_min_ns.load(std::memory_order_relaxed) || dur >= lag_ns;
   if (!counted) g_timing.uncounted_calls.Add(pass.exclusive());
-  if (own_record) g_timing.recorded.Add(pass.exclusive());
   const uint32_t epoch = g_timing.epoch.load(std::memory_order_relaxed);
   jint key = name_key;
   char name_buf[hook::StringTable::kMaxLength + 1];
@@ -225,6 +224,7 @@ jint Record(const hook::InFlightGate::Pass& pass, JNIEnv* env, uint64_t begin, u
       e.name = id;
       e.args[0] = hook::EventArg::Int(g_timing.keep_key.load(std::memory_order_relaxed), keep ? 1 : 0);
       tl.Append(e);
+      g_timing.recorded.Add(pass.exclusive());
     }
   }
 
