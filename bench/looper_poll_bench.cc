@@ -2,8 +2,9 @@
 // pollOnce(0) in a loop, i.e. one epoll_wait(0) through libutils.so's GOT per poll, which is one gap end +
 // one gap start for the poll source. Side by side in one run (ns_per_gap: per poll):
 // - PollOnce/unhooked: the slot holds libc's epoll_wait (the app without jankprobe);
-// - PollOnce/other_thread: the poll source installed, this thread is not the looper's main thread (what
-//   every other Looper thread pays: the thread-pointer compare);
+// - PollOnce/other_thread: the poll source installed, this thread is not the looper's main thread, which
+//   another thread is (it polled once, as an app's main thread has long before): what every other Looper
+//   thread pays;
 // - PollOnce/main_thread: this thread is the main thread: both edges timed, the gap pushed into the ring.
 //   Its difference to "unhooked" is the added cost per message on the main thread. The label names the
 //   clock the gaps were timed with (the process event clock: the CPU counter where validated).
@@ -20,10 +21,14 @@
 #include <dlfcn.h>
 #include <pthread.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "hook/config.h"
 #include "hook/event_clock.h"
@@ -79,11 +84,45 @@ __attribute__((noinline)) void PollBatch(World* w) {
   for (int i = 0; i < kBatch; ++i) benchmark::DoNotOptimize(w->poll(w->looper, 0));
 }
 
+// The looper's main thread of mode 1: another thread, which polls once after each start (so that the
+// source knows it, as in an app, where the main thread waits in the Looper long before anything else) and
+// otherwise waits.
+struct OtherMain {
+  std::mutex mu;
+  std::condition_variable cv;
+  int wanted = 0, done = 0;  // polls asked for / made
+  pthread_t thread{};
+};
+
 bool StartMode(World* w, int mode, std::string* why) {
   if (mode == 0) return true;
-  // mode 1: some other thread is main (a value no thread has); mode 2: this one.
-  const uintptr_t main = mode == 2 ? static_cast<uintptr_t>(pthread_self()) : 1;
-  return looper::StartPollSource("libutils.so", main, mode == 2 ? w->ctx.main_tid : 0, why);
+  if (mode == 2) return looper::StartPollSource("libutils.so", static_cast<uintptr_t>(pthread_self()), w->ctx.main_tid, why);
+  static OtherMain* other = [w] {
+    auto* o = new OtherMain;
+    std::thread t([o, w] {
+      std::unique_lock<std::mutex> lock(o->mu);
+      o->thread = pthread_self();
+      o->cv.notify_all();
+      for (;;) {
+        o->cv.wait(lock, [o] { return o->wanted > o->done; });
+        lock.unlock();
+        w->poll(w->looper, 0);
+        lock.lock();
+        o->done = o->wanted;
+        o->cv.notify_all();
+      }
+    });
+    t.detach();
+    std::unique_lock<std::mutex> lock(o->mu);
+    o->cv.wait(lock, [o] { return o->thread != pthread_t{}; });
+    return o;
+  }();
+  if (!looper::StartPollSource("libutils.so", static_cast<uintptr_t>(other->thread), 0, why)) return false;
+  std::unique_lock<std::mutex> lock(other->mu);
+  ++other->wanted;
+  other->cv.notify_all();
+  other->cv.wait(lock, [] { return other->done == other->wanted; });
+  return true;
 }
 
 void PollOnce(benchmark::State& state, int mode) {
