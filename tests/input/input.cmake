@@ -12,3 +12,4 @@ jp_add_gtest(pending_events_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/pending_event
 jp_add_gtest(finished_ring_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/finished_ring_test.cc LIBS jp_input TIMEOUT 60)
 jp_add_gtest(input_drain_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/input_drain_test.cc
              LIBS jp_input jp_hook jp_plt jp_libinput TIMEOUT 60)
+jp_add_gtest(channel_table_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/channel_table_test.cc LIBS jp_input TIMEOUT 60)
