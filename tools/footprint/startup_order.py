@@ -109,6 +109,21 @@ def main():
         seen |= ran[phase]
     functions = [f for _, names in phases for f in names]
 
+    # Identical code folding leaves one body under several names (template instances with the same code):
+    # the trace reports one of them, the section is named after another. Name every alias at that address.
+    by_addr, addr_of = {}, {}
+    for line in subprocess.run(["nm", "--defined-only", so], check=True, capture_output=True, text=True).stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tTwW":
+            by_addr.setdefault(parts[0], []).append(parts[2])
+            addr_of[parts[2]] = parts[0]
+
+    def patterns_with_aliases(name):
+        out = []
+        for alias in sorted(set(by_addr.get(addr_of.get(name), [name])) | {name}):
+            out += patterns(alias)
+        return out
+
     def patterns(name):
         # A constructor or destructor runs under one of its aliased names (complete/base object: C1/C2,
         # D1/D2), but its section is named after the base one: name every variant.
@@ -141,7 +156,7 @@ def main():
         for phase, names in phases:
             f.write("    /* %s: %d functions */\n" % (phase, len(names)))
             for name in names:
-                for line in patterns(name):
+                for line in patterns_with_aliases(name):
                     f.write("    %s\n" % line)
         f.write("  }\n}\nINSERT BEFORE .text;\n")
     print("%s: %d functions" % (out, len(functions)))
