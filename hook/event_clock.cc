@@ -143,12 +143,13 @@ void EventClock::SetOptionsForTest(const Options* options) noexcept {
   g_process_clock_stale.store(true, std::memory_order_release);
 }
 
-bool EventClock::Init() {
+// Control-path functions are cold: optimised for size and kept out of the hot text (NowNs/Slow stay -O2).
+__attribute__((cold)) bool EventClock::Init() {
   const Options* test = g_test_options.load(std::memory_order_acquire);
   return Init(test ? *test : Options{});
 }
 
-bool EventClock::Init(const Options& options) {
+__attribute__((cold)) bool EventClock::Init(const Options& options) {
   counter_.store(false, std::memory_order_seq_cst);
   reanchor_ns_ = options.reanchor_ns;
   note_[0] = '\0';
@@ -303,7 +304,7 @@ const char* EventClock::source() const noexcept {
 #endif
 }
 
-std::string EventClock::why() const {
+__attribute__((cold)) std::string EventClock::why() const {
   const uint64_t v = fallback_value_.load(std::memory_order_relaxed);
   switch (static_cast<Fallback>(fallback_.load(std::memory_order_acquire))) {
     case Fallback::kNone: return counter_.load() ? "" : "clock_gettime";
@@ -329,7 +330,7 @@ EventClock::Stats EventClock::stats() const noexcept {
   return st;
 }
 
-std::string EventClock::StatusJson() const {
+__attribute__((cold)) std::string EventClock::StatusJson() const {
   std::string w = why();
   std::string quoted;
   for (char c : w) {
