@@ -32,6 +32,7 @@ std::string ThresholdChanges(const Config& a, const Config& b, Monitor m) {
       break;
     case Monitor::kIdle:
       Compare("lag_ms", a.idle.lag_ms, b.idle.lag_ms, &d);
+      Compare("record_min_us", a.idle.record_min_us, b.idle.record_min_us, &d);
       break;
     case Monitor::kBarrier:
       Compare("check_ms", a.barrier.check_ms, b.barrier.check_ms, &d);
@@ -44,6 +45,7 @@ std::string ThresholdChanges(const Config& a, const Config& b, Monitor m) {
       Compare("history_ms", a.looper.history_ms, b.looper.history_ms, &d);
       Compare("sample_after_ms", a.looper.sample_after_ms, b.looper.sample_after_ms, &d);
       Compare("sample_interval_ms", a.looper.sample_interval_ms, b.looper.sample_interval_ms, &d);
+      Compare("record_min_us", a.looper.record_min_us, b.looper.record_min_us, &d);
       // A source switch is a retune too: the running monitor swaps its timing source in place.
       CompareText("source", LooperSourceName(a.looper.source), LooperSourceName(b.looper.source), &d);
       CompareText("poll_library", a.looper.poll_library, b.looper.poll_library, &d);

@@ -44,6 +44,17 @@ TEST(ConfigDiffTest, ThresholdChangesAreRetunesWithDetails) {
   EXPECT_EQ(d.Describe(), "input: retuned (lag_ms 100 -> 150, anr_ms 5000 -> 4000); barrier: retuned (auto_remove 0 -> 1)");
 }
 
+// record_min_us alone must reach the running monitors (it decides which calls/messages get records).
+TEST(ConfigDiffTest, RecordMinUsAloneIsARetune) {
+  Config before = Parse("{}");
+  Config after = Parse(R"({"idle": {"record_min_us": 0}, "looper": {"record_min_us": 5000}})");
+  ConfigDiff d = DiffConfigs(before, after);
+  EXPECT_EQ(d.of(Monitor::kIdle), MonitorChange::kRetuned);
+  EXPECT_EQ(d.details[static_cast<size_t>(Monitor::kIdle)], "record_min_us 1000 -> 0");
+  EXPECT_EQ(d.of(Monitor::kLooper), MonitorChange::kRetuned);
+  EXPECT_EQ(d.details[static_cast<size_t>(Monitor::kLooper)], "record_min_us 1000 -> 5000");
+}
+
 TEST(ConfigDiffTest, LooperSourceSwitchIsARetuneThatNamesBothSources) {
   Config before = Parse(R"({"looper": {"source": "printer"}})");
   Config after = Parse(R"({"looper": {"source": "poll", "poll_library": "/system/lib64/libutils.so"}})");
