@@ -20,13 +20,17 @@ namespace jp::hook {
 using ReportListener = void (*)(const char* report_json, void* arg);
 
 // Main-thread work the timeline does not hold yet, lent to reports and exports by the monitor that tracks it:
-// - records on their way: finished work whose record another thread appends later (the looper's poll
-//   source hands finished dispatches to the watchdog, which appends them when it drains its ring);
+// - records on their way: finished work whose record another thread appends later (the input monitor's
+//   finished ring and the looper's poll ring, which the watchdog drains into the timeline);
 // - with running_too, work still running (written when it ends), with dur_ns = running time so far: exactly
 //   what a report raised mid-stall must name.
-// The provider appends copies to *out. Called on the reporting or exporting thread; it must not block (use
-// try_lock) and must read its pending records before the caller snapshots the timeline (see
-// SnapshotWithInFlight), so that a record appended meanwhile is in one of the two.
+// The provider either appends copies to *out (input: its records are final as they are) or appends its
+// pending records to the timeline itself, i.e. drains (the looper: the drain merges fast gaps into runs, and
+// a lent copy of a half-finished run could not match the record the next drain appends). Called on the
+// reporting or exporting thread, before the caller snapshots the timeline (see SnapshotWithInFlight), so
+// that a record appended meanwhile is in one of the two. It must not wait on the main thread or on anything
+// held across a wait or a JNI call: input's provider uses try_lock; the looper's takes its mutex, which only
+// short watchdog-side work (drain, samples, report queue, history JSON) ever holds.
 using InFlightProvider = void (*)(uint64_t now_ns, bool running_too, std::vector<Event>* out, void* arg);
 
 class ReportSink {

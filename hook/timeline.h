@@ -136,7 +136,7 @@ struct PendingRecord;  // an Event packed into record words (below)
 class Timeline {
  public:
   struct Options {
-    uint32_t capacity = 4096;      // records, a power of two
+    uint32_t capacity = 1024;      // records, a power of two (TimelineConfig's default)
     uint32_t intern_slots = 1024;  // strings, a power of two
     uint32_t arena_bytes = 40960;  // string bytes
   };

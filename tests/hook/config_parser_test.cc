@@ -70,7 +70,7 @@ TEST(ConfigParserTest, EmptyObjectGivesDocumentedDefaults) {
   EXPECT_EQ(c.looper.sample_after_ms, 80);
   EXPECT_EQ(c.looper.sample_interval_ms, 52);
   EXPECT_EQ(c.looper.record_min_us, 1000);
-  EXPECT_EQ(c.timeline.capacity, 4096u);
+  EXPECT_EQ(c.timeline.capacity, 1024u);
   EXPECT_TRUE(c.timeline.file.empty());
   EXPECT_EQ(c.report.max_reports_per_minute, 10);
   EXPECT_EQ(c.report.max_stack_frames, 64);

@@ -243,9 +243,8 @@ TEST_F(IdleJvmTest, SlowHandlerIsReportedWithItsOwnStack) {
 }
 
 // kConfig with idle.record_min_us set (and, optionally, a timeline capacity, which rebuilds the timeline).
-// lag_ms alternates between 151 and 152 (no test here reaches it): hook/config_diff.cc retunes the idle
-// monitor on a lag_ms change but does not look at record_min_us yet, so a change of that alone would not
-// reach the monitor.
+// lag_ms alternates between 151 and 152 (no test here reaches it), so that every call is a retune even
+// where record_min_us stays the same.
 std::string WithRecordMinUs(int us, int capacity = 0) {
   static int flip = 0;
   std::string c = R"({"input":{"enabled":false},"looper":{"enabled":false},"barrier":{"enabled":false},)"
@@ -440,7 +439,8 @@ jclass DefineCountingClass(JNIEnv* env, const std::string& name) {
 TEST_F(IdleJvmTest, MoreHandlerClassesThanFiguresAreStillTimed) {
   constexpr int kClasses = 70;  // TimingIdleHandlerList.MAX_CLASSES is 64
   JNIEnv* env = Jvm()->Env();
-  ASSERT_EQ(Configure(WithRecordMinUs(0)), 0) << CallString("status");
+  // 70 classes' records: a ring larger than the default 1024, so that passes of them do not wrap it.
+  ASSERT_EQ(Configure(WithRecordMinUs(0, 4096)), 0) << CallString("status");
   std::vector<jobject> handlers;
   std::vector<std::string> names;
   for (int i = 0; i < kClasses; ++i) {

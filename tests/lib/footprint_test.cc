@@ -100,7 +100,7 @@ TEST(Footprint, LoadAndStartWithEveryMonitorOffStayWithinBudget) {
   ASSERT_EQ(sscanf(out, "%ld %ld", &anon_kb, &library_kb), 2) << out;
   RecordProperty("anon_kib", std::to_string(anon_kb));
   RecordProperty("library_file_kib", std::to_string(library_kb));
-  // The timeline ring (4096 x 80 B) and string tables (~48 KiB) are mapped at start but must cost only
+  // The timeline ring (1024 x 80 B by default) and string tables (~48 KiB) are mapped at start but must cost only
   // what is written: touched up front they alone would add ~370 KiB of anonymous memory. Load + start
   // measured 72 KiB here (2026-11-22, session 3: heap, copied-on-write data; no watchdog thread while every
   // monitor is off); 112 leaves 40 KiB of margin, less than half the timeline's string tables or one

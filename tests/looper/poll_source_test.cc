@@ -48,7 +48,9 @@ class PollSourceTest : public ::testing::Test {
     looper_ = create();
     ASSERT_NE(looper_, nullptr);
     std::string why;
-    timeline_ = hook::Timeline::Create(hook::Timeline::Options(), &why);
+    hook::Timeline::Options options;
+    options.capacity = 4096;  // room for the full-ring test's gaps, each appended on its own
+    timeline_ = hook::Timeline::Create(options, &why);
     ASSERT_TRUE(timeline_) << why;
     ASSERT_TRUE(watchdog_.Start(&why)) << why;
     ctx_.timeline = timeline_.get();

@@ -2,6 +2,8 @@
 
 #include <rapidjson/document.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "tools/demo/launcher/touch_dispatcher.h"
@@ -93,6 +95,13 @@ void ReportBook::OnReport(const std::string& json) {
 }
 
 void ReportBook::OnStatus(const std::string& phase, const std::string& json) {
+  // Measurement aid: JP_DEMO_STATUS=<prefix> keeps each status document as <prefix>.<phase>.json.
+  if (const char* prefix = std::getenv("JP_DEMO_STATUS")) {
+    if (FILE* f = std::fopen((std::string(prefix) + "." + phase + ".json").c_str(), "w")) {
+      std::fputs(json.c_str(), f);
+      std::fclose(f);
+    }
+  }
   SeenStatus s;
   s.phase = phase;
   s.raw = json;
