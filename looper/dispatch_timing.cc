@@ -263,26 +263,23 @@ PendingSnapshot ReadPending() {
 
 namespace {
 std::string HistoryJson(const hook::PluginContext* ctx, uint64_t now_ns) {
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
+  JsonWriter w;
   static const hook::StringTable kNoStrings;
   std::lock_guard<std::mutex> lock(g.mu);
   g.locked->history.WriteJson(&w, now_ns, ctx->timeline ? ctx->timeline->strings() : kNoStrings, kHistoryFrames);
-  return std::string(buf.GetString(), buf.GetSize());
+  return w.Take();
 }
 
 std::string PendingJson(const PendingSnapshot& p) {
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
+  JsonWriter w;
   WritePending(&w, p);
-  return std::string(buf.GetString(), buf.GetSize());
+  return w.Take();
 }
 
 std::string SamplesJson(const SampleSet& samples, uint64_t start_ns, size_t max_frames) {
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
+  JsonWriter w;
   WriteSamples(&w, samples, start_ns, max_frames);
-  return std::string(buf.GetString(), buf.GetSize());
+  return w.Take();
 }
 
 std::string Name(const hook::PluginContext* ctx, uint16_t id) {

@@ -9,7 +9,7 @@ namespace {
 
 double Ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
 
-void Str(JsonWriter* w, std::string_view s) { w->String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+void Str(JsonWriter* w, std::string_view s) { w->String(s.data(), s.size()); }
 
 const char* KindName(MessageHistory::Kind k) {
   switch (k) {

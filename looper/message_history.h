@@ -10,8 +10,7 @@
 #ifndef JANKPROBE_LOOPER_MESSAGE_HISTORY_H_
 #define JANKPROBE_LOOPER_MESSAGE_HISTORY_H_
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+#include "hook/json_out.h"
 
 #include <cstdint>
 #include <vector>
@@ -21,7 +20,7 @@
 
 namespace jp::looper {
 
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+using JsonWriter = hook::JsonOut;  // the library's one JSON writer (rapidjson::Writer's interface)
 
 // One finished dispatch as the timing code measured it.
 struct Dispatch {

@@ -89,7 +89,7 @@ PendingSnapshot ReadPendingMessages(JNIEnv* env) {
 }
 
 void WritePending(JsonWriter* w, const PendingSnapshot& p) {
-  auto str = [w](const std::string& s) { w->String(s.data(), static_cast<rapidjson::SizeType>(s.size())); };
+  auto str = [w](const std::string& s) { w->String(s.data(), s.size()); };
   w->StartObject();
   w->Key("read");
   w->Bool(p.read);

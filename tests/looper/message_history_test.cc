@@ -142,12 +142,12 @@ TEST(MessageHistoryTest, JsonNamesEntriesAndTheirAge) {
   SampleSet s;
   s.Add("at com.example.app.SlowTask.crunchNumbers(SlowTask.java:16)\n", 1100 * kMs);
   h.Add(D(1010, 900, target, 41), &s);
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
+  JsonWriter w;
   h.WriteJson(&w, 2000 * kMs, strings, 8);
   rapidjson::Document d;
-  d.Parse(buf.GetString());
-  ASSERT_FALSE(d.HasParseError()) << buf.GetString();
+  const std::string json = w.Take();
+  d.Parse(json.c_str());
+  ASSERT_FALSE(d.HasParseError()) << json;
   const auto& e = d["entries"];
   ASSERT_EQ(e.Size(), 2u);
   EXPECT_STREQ(e[0]["kind"].GetString(), "fast");
