@@ -577,6 +577,7 @@ LooperCounters TimingCounters() {
   if (g.poll_active.load(std::memory_order_acquire)) DrainPollGaps();  // the history as of now
   c.poll_run_records = g.poll_run_records.load(std::memory_order_relaxed);
   c.poll_run_gaps = g.poll_run_gaps.load(std::memory_order_relaxed);
+  c.poll_folded_gaps = g.poll_folded_gaps.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(g.mu);
   if (!g.locked) return c;  // never activated: no history yet
   c.history_entries = g.locked->history.size();

@@ -85,6 +85,7 @@ class LooperMonitor : public hook::MonitorImpl {
     w.Field("poll_ring_full", c.poll_ring_full);
     w.Field("poll_run_records", c.poll_run_records);
     w.Field("poll_run_gaps", c.poll_run_gaps);
+    w.Field("poll_folded_gaps", c.poll_folded_gaps);
     w.Field("ticker_resumes", c.ticker_resumes);
     w.Field("poll_rearms", c.poll_rearms);
     // The poll source times gaps with the process event clock: which counter, or why clock_gettime.

@@ -23,8 +23,10 @@
 // outright loses at most the gaps of its last check period from the timeline file (an ANR kill comes
 // seconds into one stuck gap, after the earlier ones were drained). A full ring (the watchdog starved
 // for kPollRing gaps) makes the main thread append the gap's record itself: no record is ever lost to it.
-// The drain merges back-to-back gaps shorter than looper.record_min_us into one `looper.run` record
-// (GapRecorder below): most gaps are a few microseconds, and one record each filled the timeline ring.
+// The drain merges back-to-back gaps shorter than looper.record_min_us into runs (GapRecorder below): a
+// run that kept the thread busy for record_min_us in all gets one `looper.run` record, a shorter one only
+// counters. Most gaps are a few microseconds and most runs end at the next wait, a fraction of a
+// millisecond later: one record each filled the timeline ring (and a trace) with noise.
 
 // Sampling deadline: armed lazily, not per gap. Arming one per message (as the printer source does) wakes
 // the watchdog with a futex whenever the new deadline is earlier than its planned wake, which on a busy
@@ -202,9 +204,13 @@ hook::Event GapRecord(const hook::PluginContext* ctx, uint64_t start_ns, uint64_
 }
 
 // One drain's records (g.mu held): a gap of at least record_min_ns gets its own record; back-to-back
-// shorter ones are merged into one `looper.run` record (ts: the first one's start, dur: to the last one's
-// end; args: how many and their summed wall time), so that ~400 fast messages a second do not push the
-// lags out of the timeline ring. A run ends
+// shorter ones form a run. A run whose summed wall time (busy time) reaches record_min_ns is one
+// `looper.run` record (ts: the first gap's start, dur: to the last one's end; args: how many gaps and
+// their busy time), so that ~400 fast messages a second do not push the lags out of the timeline ring.
+// A shorter run is folded: no record, its gaps counted (poll_folded_gaps). That is
+// the common case: an app wakes, works a few hundred microseconds and waits again, and a slice that short
+// in a trace is noise at the recording threshold, the same threshold a single gap is held to (and a run
+// of one gap is always folded: its busy time is that gap's, under the threshold). A run ends
 // - before a gap that gets its own record (the run is appended first: records stay in time order);
 // - before a gap that followed a wait longer than record_min_ns: the slice a run draws in a trace (and
 //   the overlap a report's blocked_by computes from it) then never hides more idle time in one piece than
@@ -212,8 +218,10 @@ hook::Event GapRecord(const hook::PluginContext* ctx, uint64_t start_ns, uint64_
 //   matter at the recording threshold;
 // - at the end of the drain (every 200 ms, before a report or export, when status is read): a record
 //   once appended is final, so whatever reads the timeline after a drain finds each gap in exactly one
-//   record, and a run spans at most one drain period.
-// A run of one gap is written as that gap's own record (nothing was merged).
+//   record or counted as folded, and a run spans at most one drain period (a busy stretch cut by a drain
+//   may so fold a piece under the threshold that a longer run would have recorded).
+// Every gap still goes into the history window and, past lag_ms, into a report (DrainPollGapsLocked):
+// folding only decides what the timeline keeps.
 class GapRecorder {
  public:
   GapRecorder(const hook::PluginContext* ctx, uint64_t record_min_ns)
@@ -232,24 +240,27 @@ class GapRecorder {
     ++count_;
   }
   void Flush() {
-    if (!timeline_) return;
-    if (count_ == 1) {
-      Append(GapRecord(ctx_, start_, end_ - start_));
-    } else if (count_ > 1) {
+    if (count_ == 0) return;
+    if (busy_ >= min_) {
       hook::Event e = GapRecord(ctx_, start_, end_ - start_);
       e.name = g.name_run;
       e.args[1] = hook::EventArg::Int(g.key_count, count_);
       e.args[2] = hook::EventArg::Int(g.key_busy_us, static_cast<int64_t>(busy_ / 1000));
       Append(e);
-      g.poll_run_records.store(g.poll_run_records.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      g.poll_run_gaps.store(g.poll_run_gaps.load(std::memory_order_relaxed) + static_cast<uint64_t>(count_),
-                            std::memory_order_relaxed);
+      Bump(g.poll_run_records, 1);
+      Bump(g.poll_run_gaps, static_cast<uint64_t>(count_));
+    } else {
+      Bump(g.poll_folded_gaps, static_cast<uint64_t>(count_));
     }
     count_ = 0;
     busy_ = 0;
   }
 
  private:
+  // The counters have one writer (the drain, under mu): no locked instruction.
+  static void Bump(std::atomic<uint64_t>& counter, uint64_t n) {
+    counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
   void Append(const hook::Event& e) {
     if (timeline_) timeline_->Append(e);
   }

@@ -107,7 +107,8 @@ struct Timing {
   std::atomic<uint64_t> sample_after_ns{0};
   std::atomic<uint64_t> sample_interval_ns{0};
   std::atomic<int> max_frames{0};
-  // looper.record_min_us: poll gaps shorter than this are merged into run records by the drain (0: none).
+  // looper.record_min_us: poll gaps shorter than this are merged into runs by the drain, and a run busy
+  // for less than this in all is only counted (0: every gap is recorded).
   std::atomic<uint64_t> record_min_ns{0};
   // Argument keys and names, interned at activation.
   uint16_t key_what = 0, key_cpu = 0, key_target = 0, key_callback = 0;
@@ -140,7 +141,9 @@ struct Timing {
   std::atomic<uint64_t> frame_count{0}, dropped_frames{0}, janky_frames{0}, refresh_ns{0};
   // Poll gaps timed: ring_head (every gap pushed, ever) + poll_ring_full (the ones that were not).
   std::atomic<uint64_t> poll_ring_full{0}, ticker_resumes{0}, poll_rearms{0};
-  std::atomic<uint64_t> poll_run_records{0}, poll_run_gaps{0};  // written by the drain (under mu)
+  // Written by the drain (under mu): `looper.run` records and the gaps they hold; the gaps of runs too
+  // short for a record (busy under record_min_ns).
+  std::atomic<uint64_t> poll_run_records{0}, poll_run_gaps{0}, poll_folded_gaps{0};
 };
 extern Timing g;  // JP_CONSTINIT (dispatch_timing.cc)
 

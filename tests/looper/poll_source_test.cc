@@ -4,8 +4,11 @@
 // the main thread; a report or export drains first (a report raised right after a gap names it), so every
 // gap is in exactly one record, also while the main thread polls and another thread reports; with
 // looper.record_min_us, back-to-back short gaps become one `looper.run` record (count, busy time, the span
-// from the first start to the last end), a slow gap its own record after the run before it, and a wait
-// longer than record_min_us ends a run; a full ring makes the main thread append the record itself.
+// from the first start to the last end) when they kept the thread busy for record_min_us in all, and are
+// only counted (poll_folded_gaps) when not; a slow gap gets its own record after the run before it, and a
+// wait longer than record_min_us ends a run; a full ring makes the main thread append the record itself.
+// The pollOnce(0) gaps are ~0.1 us: a run that must be recorded spins a known time in each of its gaps
+// (BusyGaps), each gap far under record_min_us and their sum well over it.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
@@ -148,6 +151,15 @@ class PollSourceTest : public ::testing::Test {
   void Gaps(int n) {
     for (int i = 0; i < n; ++i) poll_(looper_, 0);
   }
+  // n gaps end, each after spinning spin_ns in it: each is at least spin_ns long (longer only if this
+  // thread is preempted), so n of them are at least n * spin_ns of busy time.
+  void BusyGaps(int n, uint64_t spin_ns) {
+    for (int i = 0; i < n; ++i) {
+      Spin(spin_ns);
+      poll_(looper_, 0);
+    }
+  }
+  static uint64_t FoldedGaps() { return looper::TimingCounters().poll_folded_gaps; }
 
   PollFn poll_ = nullptr;
   DestroyFn destroy_ = nullptr;
@@ -161,6 +173,11 @@ class PollSourceTest : public ::testing::Test {
 
 // The gaps' clock is within 50 us of CLOCK_MONOTONIC (hook/event_clock.h).
 constexpr uint64_t kClockSlackNs = 50 * 1000;
+// The runs' tests: record_min_us 10 ms, gaps spinning 1 ms (a tenth of it: only a 9 ms preemption makes
+// one a record of its own), runs of 12 or more of them (at least 12 ms busy: over the threshold whatever
+// the host does).
+constexpr int32_t kRunMinUs = 10 * 1000;
+constexpr uint64_t kBusyGapNs = 1 * hook::kNsPerMs;
 
 TEST_F(PollSourceTest, EveryGapIsRecordedByTheDrainOrByAReportBeforeIt) {
   SetRecordMinUs(0);  // every gap its own record
@@ -179,66 +196,101 @@ TEST_F(PollSourceTest, EveryGapIsRecordedByTheDrainOrByAReportBeforeIt) {
 }
 
 TEST_F(PollSourceTest, BackToBackShortGapsBecomeOneRunRecord) {
+  SetRecordMinUs(kRunMinUs);
+  const looper::LooperCounters c0 = looper::TimingCounters();
   const uint64_t t0 = hook::MonotonicNs();
   poll_(looper_, 0);
-  Gaps(40);
+  BusyGaps(20, kBusyGapNs);
   const uint64_t t1 = hook::MonotonicNs();
   looper::DrainPollSource();
   const std::vector<Rec> recs = Recs(timeline_->Snapshot());
-  ASSERT_EQ(recs.size(), 1u) << "40 gaps of ~0.1 us under the default record_min_us (1000)";
+  ASSERT_EQ(recs.size(), 1u) << "20 gaps of ~1 ms under record_min_us (10 ms), 20 ms busy in all";
   const Rec& run = recs[0];
   EXPECT_EQ(run.name, "looper.run");
-  EXPECT_EQ(run.count, 40);
+  EXPECT_EQ(run.count, 20);
+  EXPECT_GE(run.busy_us * 1000 + kClockSlackNs, 20 * kBusyGapNs);
   // The span: from the first gap's start (after t0) to the last one's end (before t1).
   EXPECT_GE(run.ts + kClockSlackNs, t0);
   EXPECT_LE(run.end(), t1 + kClockSlackNs);
   EXPECT_GT(run.dur, 0u);
   // pollOnce(0) starts the next gap where the last ended: the busy time is the whole span.
   EXPECT_EQ(run.busy_us, static_cast<int64_t>(run.dur / 1000)) << run.dur;
+  const looper::LooperCounters c = looper::TimingCounters();
+  EXPECT_EQ(c.poll_run_records - c0.poll_run_records, 1u);
+  EXPECT_EQ(c.poll_run_gaps - c0.poll_run_gaps, 20u);
+  EXPECT_EQ(c.poll_folded_gaps - c0.poll_folded_gaps, 0u);
+}
+
+TEST_F(PollSourceTest, ARunShorterThanRecordMinIsFoldedIntoCounters) {
+  SetRecordMinUs(kRunMinUs);
+  const looper::LooperCounters c0 = looper::TimingCounters();
+  poll_(looper_, 0);
+  Gaps(20);  // 20 gaps of ~0.1 us: a run microseconds busy
+  looper::DrainPollSource();
+  EXPECT_EQ(Recs(timeline_->Snapshot()).size(), 0u) << "a short run leaves no record";
   looper::LooperCounters c = looper::TimingCounters();
-  EXPECT_GE(c.poll_run_records, 1u);
-  EXPECT_GE(c.poll_run_gaps, 40u);
+  EXPECT_EQ(c.poll_folded_gaps - c0.poll_folded_gaps, 20u);
+  EXPECT_EQ(c.poll_run_records - c0.poll_run_records, 0u);
+
+  // A short run ended by a wait is folded; the busy run after the wait is recorded, holding its gaps only.
+  Gaps(5);             // the gap begun before the drain and 4 more
+  poll_(looper_, 30);  // ends the 6th, waits 30 ms (over record_min_us: the run ends), starts the 7th
+  BusyGaps(12, kBusyGapNs);
+  looper::DrainPollSource();
+  const std::vector<Rec> recs = Recs(timeline_->Snapshot());
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].name, "looper.run");
+  EXPECT_EQ(recs[0].count, 12);
+  c = looper::TimingCounters();
+  EXPECT_EQ(c.poll_folded_gaps - c0.poll_folded_gaps, 26u);
+  EXPECT_EQ(c.poll_run_records - c0.poll_run_records, 1u);
+  EXPECT_EQ(c.poll_run_gaps - c0.poll_run_gaps, 12u);
 }
 
 TEST_F(PollSourceTest, ASlowGapGetsItsOwnRecordAfterTheRunBeforeIt) {
+  SetRecordMinUs(kRunMinUs);
   poll_(looper_, 0);
-  Gaps(10);
-  Spin(3 * hook::kNsPerMs);  // the 11th gap: 3 ms, over record_min_us
-  Gaps(11);                  // it ends, and 10 short ones after it
+  BusyGaps(12, kBusyGapNs);
+  Spin(30 * hook::kNsPerMs);  // the 13th gap: 30 ms, over record_min_us
+  poll_(looper_, 0);          // it ends
+  BusyGaps(12, kBusyGapNs);   // and 12 short ones after it
   looper::DrainPollSource();
   const std::vector<Rec> recs = Recs(timeline_->Snapshot());  // in append order
   ASSERT_EQ(recs.size(), 3u);
   EXPECT_EQ(recs[0].name, "looper.run");
-  EXPECT_EQ(recs[0].count, 10);
+  EXPECT_EQ(recs[0].count, 12);
   EXPECT_EQ(recs[1].name, "dispatch (poll: no message identity)");
   EXPECT_EQ(recs[1].count, 1);
-  EXPECT_GE(recs[1].dur + kClockSlackNs, 3 * hook::kNsPerMs);
+  EXPECT_GE(recs[1].dur + kClockSlackNs, 30 * hook::kNsPerMs);
   EXPECT_EQ(recs[2].name, "looper.run");
-  EXPECT_EQ(recs[2].count, 10);
+  EXPECT_EQ(recs[2].count, 12);
   // Back to back, in time order: each starts where the one before ended.
   EXPECT_EQ(recs[0].end(), recs[1].ts);
   EXPECT_EQ(recs[1].end(), recs[2].ts);
 }
 
 TEST_F(PollSourceTest, AWaitLongerThanRecordMinEndsTheRun) {
+  SetRecordMinUs(kRunMinUs);
   poll_(looper_, 0);
-  Gaps(5);
-  poll_(looper_, 3);  // ends the 6th gap, waits 3 ms (nothing to read), starts the 7th
-  Gaps(5);
+  BusyGaps(11, kBusyGapNs);
+  Spin(kBusyGapNs);
+  poll_(looper_, 30);  // ends the 12th gap, waits 30 ms (nothing to read), starts the 13th
+  BusyGaps(12, kBusyGapNs);
   looper::DrainPollSource();
   std::vector<Rec> recs = Recs(timeline_->Snapshot());
   ASSERT_EQ(recs.size(), 2u);
-  EXPECT_EQ(recs[0].count, 6);
-  EXPECT_EQ(recs[1].count, 5);
-  EXPECT_GE(recs[1].ts - recs[0].end() + kClockSlackNs, 3 * hook::kNsPerMs);
+  EXPECT_EQ(recs[0].count, 12);
+  EXPECT_EQ(recs[1].count, 12);
+  EXPECT_GE(recs[1].ts - recs[0].end() + kClockSlackNs, 30 * hook::kNsPerMs);
 
-  // A wait shorter than record_min_us (here 20 ms) stays inside the run.
+  // A wait shorter than record_min_us (here 20 ms; gaps of 2 ms, 22 ms busy) stays inside the run.
   for (const Rec& r : recs) base_.insert(r.ts);
   SetRecordMinUs(20 * 1000);
   poll_(looper_, 0);
-  Gaps(5);
+  BusyGaps(5, 2 * kBusyGapNs);
+  Spin(2 * kBusyGapNs);
   poll_(looper_, 3);
-  Gaps(5);
+  BusyGaps(5, 2 * kBusyGapNs);
   looper::DrainPollSource();
   recs = Recs(timeline_->Snapshot());
   ASSERT_EQ(recs.size(), 1u);
@@ -248,12 +300,13 @@ TEST_F(PollSourceTest, AWaitLongerThanRecordMinEndsTheRun) {
 }
 
 TEST_F(PollSourceTest, AReportBetweenDrainsSeesThePartialRunOnce) {
+  SetRecordMinUs(kRunMinUs);
   poll_(looper_, 0);
-  Gaps(20);
+  BusyGaps(20, kBusyGapNs);
   std::vector<Rec> recs = Recs(reports_.SnapshotWithInFlight(*timeline_, hook::MonotonicNs(), false));
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].count, 20);
-  Gaps(20);  // the run goes on after the report: its second half is a record of its own
+  BusyGaps(20, kBusyGapNs);  // the run goes on after the report: its second half is a record of its own
   recs = Recs(reports_.SnapshotWithInFlight(*timeline_, hook::MonotonicNs(), false));
   ASSERT_EQ(recs.size(), 2u);
   EXPECT_EQ(recs[0].count + recs[1].count, 40);
@@ -263,11 +316,13 @@ TEST_F(PollSourceTest, AReportBetweenDrainsSeesThePartialRunOnce) {
   ASSERT_EQ(drained.size(), 2u) << "the drain found nothing left to append";
   EXPECT_EQ(drained[0].ts, recs[0].ts);
   EXPECT_EQ(drained[1].end(), recs[1].end());
-  // A report that also asks for the running gap gets it once, after the last finished one.
+  // A report that also asks for the running gap gets it once, after the last finished one (a slow one:
+  // alone under record_min_us it would be folded, not recorded).
+  Spin(12 * kBusyGapNs);
   poll_(looper_, 0);
   const hook::TimelineRead with_running = reports_.SnapshotWithInFlight(*timeline_, hook::MonotonicNs(), true);
   recs = Recs(with_running);
-  ASSERT_EQ(recs.size(), 4u);  // the two runs, the gap the poll ended, the one running
+  ASSERT_EQ(recs.size(), 4u);  // the two runs, the slow gap the poll ended, the one running
   EXPECT_EQ(SumCounts(recs), 42);
   EXPECT_EQ(Overlap(recs), "");
 }
@@ -275,9 +330,14 @@ TEST_F(PollSourceTest, AReportBetweenDrainsSeesThePartialRunOnce) {
 TEST_F(PollSourceTest, ReportsWhileTheMainThreadPollsSeeEveryGapOnce) {
   // The main thread polls (with the watchdog's drain every half ring, so that no gap takes the full-ring
   // path) while another thread takes report snapshots, each of which drains too: every snapshot holds
-  // each gap at most once, and in the end the timeline holds each exactly once. The records stay well
-  // under the timeline's 4096 (a run per drain).
+  // each gap at most once, and in the end each gap is in exactly one record or counted as folded.
+  // record_min_us 20: a drain's run of ~256 gaps (~0.3 us each) is recorded, the pieces a snapshot cuts
+  // off may be folded, a preempted gap gets its own record; the records stay well under the timeline's
+  // 4096.
   constexpr int kMaxSnapshots = 1000;
+  SetRecordMinUs(20);
+  const uint64_t folded0 = FoldedGaps();
+  const uint64_t ring_full0 = looper::TimingCounters().poll_ring_full;  // the counters are the process's
   std::atomic<bool> done{false};
   std::atomic<int> snapshots{0};
   std::atomic<int64_t> polled{0};
@@ -307,10 +367,13 @@ TEST_F(PollSourceTest, ReportsWhileTheMainThreadPollsSeeEveryGapOnce) {
   EXPECT_EQ(failure, "");
   EXPECT_GE(snapshots.load(), 100);
   looper::DrainPollSource();
-  const std::vector<Rec> recs = Recs(timeline_->Snapshot());
-  EXPECT_EQ(SumCounts(recs), gaps);
+  const hook::TimelineRead read = timeline_->Snapshot();
+  const std::vector<Rec> recs = Recs(read);
+  EXPECT_EQ(SumCounts(recs) + static_cast<int64_t>(FoldedGaps() - folded0), gaps)
+      << recs.size() << " records, " << FoldedGaps() - folded0 << " folded";
+  EXPECT_EQ(read.lost, 0u) << "the timeline wrapped: records lost, not folded";
   EXPECT_EQ(Overlap(recs), "");
-  EXPECT_EQ(looper::TimingCounters().poll_ring_full, 0u);
+  EXPECT_EQ(looper::TimingCounters().poll_ring_full - ring_full0, 0u);
 }
 
 TEST_F(PollSourceTest, AReportRightAfterAGapNamesItBeforeAnyDrain) {
@@ -341,13 +404,15 @@ TEST_F(PollSourceTest, AFullRingLosesNoRecord) {
   looper::DrainPollSource();
   EXPECT_EQ(CountGapRecords(timeline_->Snapshot()), size_t{kGaps});
 
-  // With runs: the overflow's own records and the drained runs still hold each gap once.
+  // With runs: the overflow's own records, the drained run (or its gaps folded: ~512 gaps of ~0.1 us may
+  // stay under 1 ms busy) still hold each gap once.
   for (const Rec& r : Recs(timeline_->Snapshot())) base_.insert(r.ts);
   SetRecordMinUs(1000);
+  const uint64_t folded0 = FoldedGaps();
   Gaps(kGaps);
   looper::DrainPollSource();
   const std::vector<Rec> recs = Recs(timeline_->Snapshot());
-  EXPECT_EQ(SumCounts(recs), kGaps);
+  EXPECT_EQ(SumCounts(recs) + static_cast<int64_t>(FoldedGaps() - folded0), kGaps);
   EXPECT_EQ(Overlap(recs), "");
 }
 
