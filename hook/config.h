@@ -73,8 +73,9 @@ struct LooperConfig {
 
 struct TimelineConfig {
   // Records; a power of two. 1024 x 80 B = 80 KiB, resident once the ring wraps: with fast messages merged
-  // into runs and short idle calls folded (record_min_us) the demo app writes ~190 records/s, so it holds
-  // its last ~5 s, more than any report looks back (lag windows, the stall before an ANR).
+  // into runs (or only counted) and short idle calls folded (record_min_us) the demo app writes ~110 records/s,
+  // mostly its touches, so it holds its last ~9 s, more than any report looks back (lag windows, the stall
+  // before an ANR).
   uint32_t capacity = 1024;
   std::string file;          // empty = in-memory ring; else an mmap'd file that survives kill -9
   bool operator==(const TimelineConfig& o) const;
