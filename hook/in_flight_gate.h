@@ -49,6 +49,18 @@ class InFlightGate {
     }
     return EnterShared(enabled);
   }
+  // Hot path for a caller that is the only thread ever to enter this gate this way and knows it without
+  // asking (the looper's poll source admits only the main thread, by its thread pointer, before it gets
+  // here): the owner's side without the owner lookup and the caller's tid. Returns whether `enabled` was
+  // true after entering (the caller may touch the guarded state). LeaveOwner must follow, open or not.
+  bool EnterOwner(const std::atomic<bool>& enabled) noexcept {
+    owner_depth_.store(owner_depth_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    fence_->Light();
+    return enabled.load(std::memory_order_acquire);
+  }
+  void LeaveOwner() noexcept {
+    owner_depth_.store(owner_depth_.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+  }
   // For threads that must never become the owner (the watchdog's callbacks).
   Pass EnterShared(const std::atomic<bool>& enabled) noexcept {
     shared_.fetch_add(1, std::memory_order_seq_cst);

@@ -50,6 +50,7 @@
 #include "hook/asymmetric_fence.h"
 #include "hook/clock.h"
 #include "hook/event_clock.h"
+#include "hook/in_flight_gate.h"
 #include "hook/jni/jni_refs.h"
 #include "hook/jni/jni_util.h"
 #include "jankprobe/plt.h"
@@ -77,10 +78,11 @@ jp_plt_hook* g_hook[kHookCount];
 std::atomic<uintptr_t> g_main_thread{0};  // pthread_self() of the looper's thread; 0 = not known
 std::atomic<uint32_t> g_resolve_tid{0};     // while the pthread is not known: the main thread's kernel tid
 // Lets StopPollSource wait until the main thread is out of the timing, with no locked instruction on the
-// main thread: a depth word only the main thread writes, and the fence's light half between it and the
-// poll_active load (membarrier on the stopping side; full fences where membarrier is not available).
+// main thread: the gate's owner side (a depth word only the main thread writes, and the fence's light half
+// between it and the poll_active load; membarrier on the stopping side, full fences where membarrier is
+// not available), entered through EnterOwner: only the thread OnMainThread admitted gets that far.
 hook::AsymmetricFence g_fence;
-std::atomic<uint32_t> g_main_depth{0};
+hook::InFlightGate g_gate{&g_fence};
 // Resolve mode only: whether this thread was found to be another one (one gettid per thread, ever).
 thread_local bool t_not_main = false;
 
@@ -160,35 +162,19 @@ void OnPollCheck(const hook::DeadlineFired& fired, void*);
 void OnPollResume(const hook::DeadlineFired& fired, void*);
 
 // The main thread inside the timing (not in epoll_wait): it marks itself in, then checks poll_active;
-// StopPollSource clears poll_active, then waits for the mark to clear (DrainMainThread). A Dekker pair, as
-// hook::InFlightGate's owner side, without the gate's owner election and shared counter: only the thread
-// OnMainThread admitted gets here (every other thread returns from the proxy before), so the mark is a
-// plain increment of a word no other thread writes. A nested entry (a signal handler that polls) restores
-// the depth before the outer one goes on.
+// StopPollSource clears poll_active, then drains the gate. Only the thread OnMainThread admitted gets here
+// (every other thread returns from the proxy before), so it enters as the gate's owner without the owner
+// lookup. A nested entry (a signal handler that polls) restores the depth before the outer one goes on.
 class PollInside {
  public:
-  PollInside() {
-    g_main_depth.store(g_main_depth.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    g_fence.Light();
-    open_ = g.poll_active.load(std::memory_order_acquire);
-  }
-  ~PollInside() { g_main_depth.store(g_main_depth.load(std::memory_order_relaxed) - 1, std::memory_order_release); }
+  PollInside() : open_(g_gate.EnterOwner(g.poll_active)) {}
+  ~PollInside() { g_gate.LeaveOwner(); }
   // The source is active: the timing's state may be touched.
   bool open() const { return open_; }
 
  private:
   bool open_;
 };
-
-// StopPollSource, after poll_active fell: returns once the main thread is not inside (whoever got in
-// before the flag fell is short: no blocking call inside the mark).
-void DrainMainThread() {
-  g_fence.Heavy();
-  while (g_main_depth.load(std::memory_order_seq_cst) != 0) {
-    timespec ts{0, 100000};
-    nanosleep(&ts, nullptr);
-  }
-}
 
 // A finished gap's timeline record (the drain's and the full ring's one shape; the running gap's copy
 // lent to a report adds still_running).
@@ -372,14 +358,12 @@ inline bool OtherHasCachedPrev(int i, const void* return_address) {
 // mark is not held across the call.
 __attribute__((noinline)) void AfterLook() {
   // PollInside written out: the compiler kept the object's flag in a stack slot.
-  g_main_depth.store(g_main_depth.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  g_fence.Light();
-  if (g.poll_active.load(std::memory_order_acquire)) {
+  if (g_gate.EnterOwner(g.poll_active)) {
     const uint64_t t = GapClockNs();
     EndGap(t);
     StartGap(t);
   }
-  g_main_depth.store(g_main_depth.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+  g_gate.LeaveOwner();
 }
 
 // A call that may block: the gap ends before it, and the thread says it waits (poll_running 0: the
@@ -749,7 +733,7 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
 void StopPollSource() {
   RemoveHooks();
   g.poll_active.store(false, std::memory_order_seq_cst);  // proxies in flight pass straight through from now
-  DrainMainThread();
+  g_gate.Drain();  // whoever got in before the flag fell is short: no blocking call inside the mark
   // No proxy is inside the timing any more, and none enters it before the next start: the gap left open
   // is forgotten (the main thread's side too, race-free now) and its sampling deadline disarmed.
   g_main.start_ns = 0;
