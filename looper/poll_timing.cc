@@ -67,8 +67,6 @@ static_assert(kPollRing * 1000 / kPrinterCheckMs >= 2000, "the poll ring holds o
 
 namespace {
 
-using EpollWaitFn = int (*)(int, struct epoll_event*, int, int);
-using EpollPwaitFn = int (*)(int, struct epoll_event*, int, int, const sigset_t*);
 
 constexpr int kHookCount = 2;
 const char* const kSymbols[kHookCount] = {"epoll_wait", "epoll_pwait"};
@@ -402,57 +400,40 @@ __attribute__((noinline)) void MainSlowAfter(int timeout) {
 // site): a thread-pointer compare, the cached target called, then AfterLook. Another thread (the main one
 // known) tail-calls the cached target. Everything else leaves by a tail call to an out-of-line path that
 // gets the arguments as they came (no capture, nothing saved), so that the fast path keeps only the result
-// across its calls. PrevFor gets the proxy's own return address, as JP_PLT_PREV would.
-__attribute__((noinline)) int EpollWaitSlow(const void* ra, int epfd, struct epoll_event* events, int max, int timeout) {
-  if (!OnMainThread()) return reinterpret_cast<EpollWaitFn>(PrevFor(0, ra))(epfd, events, max, timeout);
-  const int n = reinterpret_cast<EpollWaitFn>(MainSlowBefore(0, ra, timeout))(epfd, events, max, timeout);
+// across its calls. PrevFor gets the proxy's own return address, as JP_PLT_PREV would. One template serves
+// epoll_wait (I 0) and epoll_pwait (I 1, its signal mask in Rest): the same body, each instantiation
+// compiled as a proxy of its own (its own return address).
+template <int I, typename... Rest>
+__attribute__((noinline)) int WaitSlow(const void* ra, int epfd, struct epoll_event* events, int max, int timeout,
+                                       Rest... rest) {
+  using Fn = int (*)(int, struct epoll_event*, int, int, Rest...);
+  if (!OnMainThread()) return reinterpret_cast<Fn>(PrevFor(I, ra))(epfd, events, max, timeout, rest...);
+  const int n = reinterpret_cast<Fn>(MainSlowBefore(I, ra, timeout))(epfd, events, max, timeout, rest...);
   MainSlowAfter(timeout);
   return n;
 }
 
-int ProxyEpollWait(int epfd, struct epoll_event* events, int max, int timeout) {
+template <int I, typename... Rest>
+int ProxyWait(int epfd, struct epoll_event* events, int max, int timeout, Rest... rest) {
+  using Fn = int (*)(int, struct epoll_event*, int, int, Rest...);
   const void* ra = __builtin_return_address(0);
   if (OnMainThreadFast()) {
-    if (timeout == 0 && MainHasCachedPrev(0, ra)) {
-      const auto prev = reinterpret_cast<EpollWaitFn>(g_prev_cached[0].load(std::memory_order_relaxed));
-      const int n = prev(epfd, events, max, timeout);
+    if (timeout == 0 && MainHasCachedPrev(I, ra)) {
+      const auto prev = reinterpret_cast<Fn>(g_prev_cached[I].load(std::memory_order_relaxed));
+      const int n = prev(epfd, events, max, timeout, rest...);
       AfterLook();
       return n;
     }
-  } else if (g_main_tp.load(std::memory_order_relaxed) != 0 && OtherHasCachedPrev(0, ra)) {
+  } else if (g_main_tp.load(std::memory_order_relaxed) != 0 && OtherHasCachedPrev(I, ra)) {
     // Not the main thread (which is known): straight through.
-    const auto prev = reinterpret_cast<EpollWaitFn>(g_prev_cached[0].load(std::memory_order_relaxed));
-    return prev(epfd, events, max, timeout);
+    const auto prev = reinterpret_cast<Fn>(g_prev_cached[I].load(std::memory_order_relaxed));
+    return prev(epfd, events, max, timeout, rest...);
   }
-  return EpollWaitSlow(ra, epfd, events, max, timeout);
+  return WaitSlow<I>(ra, epfd, events, max, timeout, rest...);
 }
 
-__attribute__((noinline)) int EpollPwaitSlow(const void* ra, int epfd, struct epoll_event* events, int max,
-                                             int timeout, const sigset_t* mask) {
-  if (!OnMainThread()) return reinterpret_cast<EpollPwaitFn>(PrevFor(1, ra))(epfd, events, max, timeout, mask);
-  const int n = reinterpret_cast<EpollPwaitFn>(MainSlowBefore(1, ra, timeout))(epfd, events, max, timeout, mask);
-  MainSlowAfter(timeout);
-  return n;
-}
-
-int ProxyEpollPwait(int epfd, struct epoll_event* events, int max, int timeout, const sigset_t* mask) {
-  const void* ra = __builtin_return_address(0);
-  if (OnMainThreadFast()) {
-    if (timeout == 0 && MainHasCachedPrev(1, ra)) {
-      const auto prev = reinterpret_cast<EpollPwaitFn>(g_prev_cached[1].load(std::memory_order_relaxed));
-      const int n = prev(epfd, events, max, timeout, mask);
-      AfterLook();
-      return n;
-    }
-  } else if (g_main_tp.load(std::memory_order_relaxed) != 0 && OtherHasCachedPrev(1, ra)) {
-    // Not the main thread (which is known): straight through.
-    const auto prev = reinterpret_cast<EpollPwaitFn>(g_prev_cached[1].load(std::memory_order_relaxed));
-    return prev(epfd, events, max, timeout, mask);
-  }
-  return EpollPwaitSlow(ra, epfd, events, max, timeout, mask);
-}
-
-void* const kProxies[kHookCount] = {reinterpret_cast<void*>(&ProxyEpollWait), reinterpret_cast<void*>(&ProxyEpollPwait)};
+void* const kProxies[kHookCount] = {reinterpret_cast<void*>(&ProxyWait<0>),
+                                    reinterpret_cast<void*>(&ProxyWait<1, const sigset_t*>)};
 
 // ---- watchdog side ----
 
