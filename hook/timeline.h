@@ -162,20 +162,8 @@ class Timeline {
   // caller had just written with three narrower stores: a failed store-to-load forward, ~1/3 of the
   // append's time under perf.
   uint64_t Append(const Event& event) noexcept;
-  // The same from a record packed by PackRecord/PackArg (below), for writers whose Event would live in
-  // memory only to be packed: the input proxies.
-  uint64_t AppendPacked(PendingRecord w) noexcept;
   // The out-of-line append behind Append: w is complete (SealPayload ran).
   uint64_t AppendEncoded(const PendingRecord& w) noexcept;
-  // A hint for a writer that knows it will append shortly: starts fetching the head's line and the slot
-  // the next ticket lands in, so that a writer coming out of a syscall (which evicted them) overlaps
-  // those misses with its own work instead of waiting on them behind the append's locked instruction.
-  void PrefetchAppend() const noexcept {
-    __builtin_prefetch(&header_->head, 1, 3);
-    const char* slot = reinterpret_cast<const char*>(&ring_[layout::LoadRelaxed(&header_->head) & mask_]);
-    __builtin_prefetch(slot, 1, 3);
-    __builtin_prefetch(slot + sizeof(layout::Record) - 1, 1, 3);
-  }
   uint64_t dropped() const noexcept { return layout::LoadRelaxed(&header_->dropped); }
 
   // Records from ticket `from` on (those still in the ring), stopping before the first ticket whose writer
@@ -214,10 +202,6 @@ class Timeline {
   // Takes a ticket without a record (its slot was held): counts and announces it.
   __attribute__((noinline, cold)) uint64_t Skip(uint64_t ticket, uint64_t seq) noexcept;
   bool WasDropped(uint64_t ticket) const noexcept;
-  // The append itself (protocol in timeline_ring.cc's AppendEncoded), inline into AppendPacked's callers:
-  // the hot writers between two syscalls, where a call passing the ten-word record through memory (spilled
-  // by the caller, reloaded by the callee) sat on the chain the app waits for.
-  __attribute__((always_inline)) inline uint64_t AppendInline(PendingRecord w) noexcept;
 
   layout::Header* header_ = nullptr;
   layout::Record* ring_ = nullptr;
@@ -253,9 +237,8 @@ struct PendingRecord {
   uint64_t payload_hash;
 };
 
-// Hot writers can pack a record from values still in registers, without an Event in memory:
-// PackRecord, then PackArg with constant indices (unset arguments stay kNone, as in an Event), then
-// Timeline::AppendPacked.
+// An Event's fields into record words: PackRecord, then PackArg per argument (unset arguments stay kNone),
+// then SealPayload.
 inline PendingRecord PackRecord(uint64_t ts_ns, uint64_t dur_ns, uint32_t tid, EventKind kind, uint16_t name) {
   PendingRecord w{};
   w.ts_ns = ts_ns;
@@ -279,45 +262,6 @@ inline PendingRecord EncodePayload(const Event& e) {
   return w;
 }
 
-inline uint64_t Timeline::AppendInline(PendingRecord w) noexcept {
-  // The hash is only used after the fetch_add, and the compiler would sink it there, behind the locked
-  // instruction; computed before, it overlaps it.
-  __asm__("" : "+r"(w.payload_hash));
-  // Relaxed: the release fence below orders the ticket before our data (what readers rely on).
-  const uint64_t ticket = __atomic_fetch_add(&header_->head, 1, __ATOMIC_RELAXED);
-  layout::Record& r = ring_[ticket & mask_];
-  const uint64_t seq = layout::LoadAcquire(&r.seq);
-  // This slot's skipped tickets below ours (kept in the check word's high half), or kSlotHeld.
-  const uint64_t skips_before =
-      __builtin_expect(seq == FreeSeq(ticket), 1) ? layout::LoadRelaxed(&r.check) >> 32 : SkipsFreeSlot(ticket, seq);
-  if (__builtin_expect(skips_before == kSlotHeld, 0)) return Skip(ticket, seq);
-  // No odd "writing" seq: the head already says the ticket is taken, and readers and recovery check the
-  // head after copying a slot. The release fence orders the fetch_add before every data word, so whoever
-  // sees any of our data also sees our ticket in the head.
-  __atomic_thread_fence(__ATOMIC_RELEASE);
-  layout::StoreRelaxed(&r.ts_ns, w.ts_ns);
-  layout::StoreRelaxed(&r.dur_ns, w.dur_ns);
-  layout::StoreRelaxed(&r.arg_value[0], w.v[0]);
-  layout::StoreRelaxed(&r.arg_value[1], w.v[1]);
-  layout::StoreRelaxed(&r.arg_value[2], w.v[2]);
-  layout::StoreRelaxed(&r.arg_value[3], w.v[3]);
-  layout::StoreRelaxed(&r.ids, w.ids);
-  layout::StoreRelaxed(&r.keys, w.arg_words);
-  layout::StoreRelaxed(&r.check, skips_before << 32 | layout::FinishChecksum(w.payload_hash, ticket));
-  layout::StoreRelease(&r.seq, 2 * ticket + 2);  // commit
-  // The next append's slot was last written a whole lap ago; a hooked syscall in between (the input
-  // proxies' case) pushes it out of the near caches. Fetched now, it arrives while the caller does
-  // something else.
-  const char* next = reinterpret_cast<const char*>(&ring_[(ticket + 1) & mask_]);
-  __builtin_prefetch(next, 1, 3);
-  __builtin_prefetch(next + sizeof(layout::Record) - 1, 1, 3);  // 80-byte records straddle lines
-  return ticket;
-}
-
-inline uint64_t Timeline::AppendPacked(PendingRecord w) noexcept {
-  SealPayload(&w);
-  return AppendInline(w);
-}
 inline uint64_t Timeline::Append(const Event& event) noexcept { return AppendEncoded(EncodePayload(event)); }
 
 }  // namespace jp::hook

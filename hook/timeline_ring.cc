@@ -35,7 +35,38 @@ uint64_t Timeline::AppendEncoded(const PendingRecord& encoded) noexcept {
   // value (or a skip we never count) before it touches the slot, and an older writer is done or skipped.
   // A writer that finds its slot held by a writer stalled mid-record for a whole lap (or, in a damaged
   // ring, already past its lap) skips its ticket: its record is dropped (counted) instead of waiting.
-  return AppendInline(encoded);
+  PendingRecord w = encoded;
+  // The hash is only used after the fetch_add, and the compiler would sink it there, behind the locked
+  // instruction; computed before, it overlaps it.
+  __asm__("" : "+r"(w.payload_hash));
+  // Relaxed: the release fence below orders the ticket before our data (what readers rely on).
+  const uint64_t ticket = __atomic_fetch_add(&header_->head, 1, __ATOMIC_RELAXED);
+  layout::Record& r = ring_[ticket & mask_];
+  const uint64_t seq = layout::LoadAcquire(&r.seq);
+  // This slot's skipped tickets below ours (kept in the check word's high half), or kSlotHeld.
+  const uint64_t skips_before =
+      __builtin_expect(seq == FreeSeq(ticket), 1) ? layout::LoadRelaxed(&r.check) >> 32 : SkipsFreeSlot(ticket, seq);
+  if (__builtin_expect(skips_before == kSlotHeld, 0)) return Skip(ticket, seq);
+  // No odd "writing" seq: the head already says the ticket is taken, and readers and recovery check the
+  // head after copying a slot. The release fence orders the fetch_add before every data word, so whoever
+  // sees any of our data also sees our ticket in the head.
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  layout::StoreRelaxed(&r.ts_ns, w.ts_ns);
+  layout::StoreRelaxed(&r.dur_ns, w.dur_ns);
+  layout::StoreRelaxed(&r.arg_value[0], w.v[0]);
+  layout::StoreRelaxed(&r.arg_value[1], w.v[1]);
+  layout::StoreRelaxed(&r.arg_value[2], w.v[2]);
+  layout::StoreRelaxed(&r.arg_value[3], w.v[3]);
+  layout::StoreRelaxed(&r.ids, w.ids);
+  layout::StoreRelaxed(&r.keys, w.arg_words);
+  layout::StoreRelaxed(&r.check, skips_before << 32 | layout::FinishChecksum(w.payload_hash, ticket));
+  layout::StoreRelease(&r.seq, 2 * ticket + 2);  // commit
+  // The next append's slot was last written a whole lap ago; whatever the caller did since (a hooked
+  // syscall) pushed it out of the near caches. Fetched now, it arrives while the caller does something else.
+  const char* next = reinterpret_cast<const char*>(&ring_[(ticket + 1) & mask_]);
+  __builtin_prefetch(next, 1, 3);
+  __builtin_prefetch(next + sizeof(layout::Record) - 1, 1, 3);  // 80-byte records straddle lines
+  return ticket;
 }
 
 uint64_t Timeline::SkipsFreeSlot(uint64_t ticket, uint64_t seq) const noexcept {
