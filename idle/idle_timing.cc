@@ -10,7 +10,6 @@
 #include "hook/asymmetric_fence.h"
 #include "hook/caller_tid.h"
 #include "hook/clock.h"
-#include "hook/event_clock.h"
 #include "hook/in_flight_gate.h"
 #include "hook/jni/jni_refs.h"
 #include "hook/jni/jni_util.h"
@@ -263,10 +262,9 @@ const jni::IdleHooks kHooks = {Arm, End};
 void ActivateTiming(const hook::PluginContext* context, int32_t lag_ms, int32_t record_min_us) {
   g_timing.context.store(context, std::memory_order_release);
   // Control path, before any call can enter: the membarrier registration (once per process) and the
-  // event clock's calibration (once per process), and the owner of the single-writer state.
+  // owner of the single-writer state. No event clock: both ends of a call are Java's System.nanoTime.
   std::string why;
   g_timing.fence.Init(&why);  // without it: full fences, and Java calls nativeArm every time (status says)
-  hook::CalibrateProcessEventClock();
   g_timing.gate.ProposeOwner(context ? context->main_tid : 0);
   // A deadline of an earlier activation may have been dropped by a watchdog Stop without firing: start
   // over (at worst an old one still armed fires once more and finds nothing to do).
