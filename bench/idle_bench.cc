@@ -34,11 +34,10 @@ jvalue Z(bool b) {
   return v;
 }
 
-// The idle settings each variant runs with. lag_ms differs between them because hook/config_diff.cc
-// retunes the idle monitor on a lag_ms change and does not compare record_min_us (yet).
-std::string IdleOnly(int record_min_us, int lag_ms) {
-  return R"({"input":{"enabled":false},"looper":{"enabled":false},"barrier":{"enabled":false},"idle":{"lag_ms":)" +
-         std::to_string(lag_ms) + R"(,"record_min_us":)" + std::to_string(record_min_us) + "}}";
+// The idle settings each variant runs with (a change of record_min_us alone retunes the running monitor).
+std::string IdleOnly(int record_min_us) {
+  return R"({"input":{"enabled":false},"looper":{"enabled":false},"barrier":{"enabled":false},)"
+         R"("idle":{"lag_ms":200,"record_min_us":)" + std::to_string(record_min_us) + "}}";
 }
 
 // A counter of the idle monitor's status ("calls", "folded"), -1 when absent.
@@ -53,7 +52,7 @@ double IdleStatus(const char* key) {
 void Calls(benchmark::State& state, bool wrapped, int record_min_us = 1000) {
   const AppLaunch& launch = LaunchApp(kIdleOnly);
   if (!launch.ok || launch.start_rc != 0) return state.SkipWithError(("no JVM / plugin: " + launch.why).c_str());
-  if (Configure(IdleOnly(record_min_us, record_min_us == 0 ? 201 : 200)) != 0) {
+  if (Configure(IdleOnly(record_min_us)) != 0) {
     return state.SkipWithError("JankProbe.configure refused the idle settings");
   }
   JvmHarness* jvm = Jvm();
