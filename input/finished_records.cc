@@ -42,9 +42,7 @@ hook::Event InputTracker::RecordOf(const FinishedEvent& d) const noexcept {
 uint64_t InputTracker::DrainFinished() {
   hook::Timeline* tl = timeline_;
   if (tl == nullptr) return 0;  // never enabled: nothing was pushed
-  const uint64_t n = finished_.Drain([&](const FinishedEvent& d) { tl->Append(RecordOf(d)); });
-  records_drained_.fetch_add(n, std::memory_order_relaxed);
-  return n;
+  return finished_.Drain([&](const FinishedEvent& d) { tl->Append(RecordOf(d)); });
 }
 
 void InputTracker::LendFinished(uint64_t, bool, std::vector<hook::Event>* out, void* arg) {

@@ -322,9 +322,10 @@ InputTracker::Counters InputTracker::counters() const {
   c.anr_reports = anr_reports_.load();
   c.dropped_at_disable = dropped_at_disable_.load();
   c.deadline_scans = deadline_scans_.load();
-  c.records_drained = records_drained_.load(std::memory_order_relaxed);
   c.records_ring_full = ring_full_.Load();
+  // The ring is never reset and only a drain moves its tail: the tail is the number of records drained.
   const uint64_t drained = finished_.drained();
+  c.records_drained = drained;
   const uint64_t pushed = finished_.pushed();
   c.records_in_ring = pushed > drained ? pushed - drained : 0;
   c.pending = pending_.Occupied();

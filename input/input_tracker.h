@@ -194,7 +194,6 @@ class InputTracker {
   std::atomic<uint64_t> table_full_{0}, arm_failures_{0}, lag_reports_{0}, anr_reports_{0},
       dropped_at_disable_{0}, deadline_scans_{0};
   hook::SplitCounter ring_full_;
-  std::atomic<uint64_t> records_drained_{0};
   hook::ReportSink* lent_to_ = nullptr;  // where LendFinished is registered (control paths only)
 
   FinishedRing finished_;  // its own lines: the producer's head line, then one line per slot
