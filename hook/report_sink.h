@@ -29,8 +29,9 @@ using ReportListener = void (*)(const char* report_json, void* arg);
 // a lent copy of a half-finished run could not match the record the next drain appends). Called on the
 // reporting or exporting thread, before the caller snapshots the timeline (see SnapshotWithInFlight), so
 // that a record appended meanwhile is in one of the two. It must not wait on the main thread or on anything
-// held across a wait or a JNI call: input's provider uses try_lock; the looper's takes its mutex, which only
-// short watchdog-side work (drain, samples, report queue, history JSON) ever holds.
+// held across a wait or a JNI call: input's provider takes no lock (the ring's lock-free Pending); the
+// looper's printer source uses try_lock, its poll source takes the looper's mutex, which only short
+// watchdog-side work (drain, samples, report queue, history JSON) ever holds.
 using InFlightProvider = void (*)(uint64_t now_ns, bool running_too, std::vector<Event>* out, void* arg);
 
 class ReportSink {

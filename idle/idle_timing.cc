@@ -39,8 +39,9 @@ struct Timing {
   hook::SplitCounter lags;
   hook::SplitCounter arm_calls;  // nativeArm calls: Java found no deadline covering its call
   std::atomic<uint64_t> deadline_arms{0};
-  // Stacks the watchdog took of a call it found running past lag_ms: one per slow call, none for calls
-  // that ended (each end clears running_since, in Java or natively).
+  // Stacks the watchdog took of a call it found running past lag_ms: one per slow call, normally none for
+  // calls that ended (each end clears running_since, in Java or natively; a main thread descheduled between
+  // its end clock read and the clear can cost one needless stack, see TimingIdleHandlerList).
   std::atomic<uint64_t> stack_captures{0};
   // Changes at every activation: name keys of an earlier one are stale (see NameKey).
   std::atomic<uint32_t> epoch{0};

@@ -38,8 +38,8 @@ struct FinishedEvent {
 
 class FinishedRing {
  public:
-  // 128 events: at a touch screen's 120-240 events/s a drain period (200 ms) fills a quarter of it at
-  // most; one line per slot, 8 KB in all.
+  // 128 events: at a touch screen's 120-240 events/s a drain period (200 ms) fills 24-48 of them, under
+  // half; one line per slot, 8 KB in all.
   static constexpr uint32_t kSlots = 128;
 
   // Producer only. False (nothing stored) when the ring is full.

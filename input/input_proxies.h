@@ -1,6 +1,7 @@
 // The PLT proxies installed into libinput.so: the socket calls an InputChannel makes, with their real
 // prototypes (bionic's fortified __sendto_chk / __recvfrom_chk take 7 arguments). Each calls the original
-// through JP_PLT_PREV and hands the result to the InputTracker; nothing else.
+// (the previous target cached per call site, else the engine's jp_plt_hook_prev_for) and hands the result
+// to the InputTracker; nothing else.
 #ifndef JANKPROBE_INPUT_INPUT_PROXIES_H_
 #define JANKPROBE_INPUT_INPUT_PROXIES_H_
 
