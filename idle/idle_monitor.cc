@@ -166,14 +166,8 @@ class IdleMonitor : public hook::MonitorImpl {
     for (jsize i = 0; i < n; ++i) {
       ClassFigures f;
       auto name = static_cast<jstring>(env->GetObjectArrayElement(classes, i));
-      if (name) {
-        const char* utf = env->GetStringUTFChars(name, nullptr);
-        if (utf) {
-          f.handler_class = utf;
-          env->ReleaseStringUTFChars(name, utf);
-        }
-        env->DeleteLocalRef(name);
-      }
+      f.handler_class = jni::ToStdString(env, name);  // "" for a null element
+      if (name) env->DeleteLocalRef(name);
       auto at = [&](int k) { return v[static_cast<size_t>(4 * i + k)] > 0 ? static_cast<uint64_t>(v[4 * i + k]) : 0; };
       f.calls = at(0);
       f.folded = at(1);
