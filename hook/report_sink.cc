@@ -52,10 +52,13 @@ TimelineRead ReportSink::SnapshotWithInFlight(const Timeline& timeline, uint64_t
   auto key = [](const Event& e) {
     return std::make_tuple(static_cast<uint16_t>(e.kind), e.tid, e.ts_ns, e.dur_ns);
   };
-  std::set<std::tuple<uint16_t, uint32_t, uint64_t, uint64_t>> held;
-  for (const Event& e : read.events) held.insert(key(e));
+  // The set over the few lent records, not over the whole snapshot: a lent record the timeline already
+  // holds (appended between the provider's read and the snapshot) is taken out, the rest appended.
+  std::set<std::tuple<uint16_t, uint32_t, uint64_t, uint64_t>> missing;
+  for (const Event& e : lent) missing.insert(key(e));
+  for (const Event& e : read.events) missing.erase(key(e));
   for (const Event& e : lent) {
-    if (!held.count(key(e))) read.events.push_back(e);
+    if (missing.count(key(e))) read.events.push_back(e);
   }
   return read;
 }
