@@ -68,7 +68,7 @@ class InFlightGate {
   }
   void Leave(Pass pass) noexcept {
     if (pass.owner) {
-      owner_depth_.store(owner_depth_.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+      LeaveOwner();
     } else {
       shared_.fetch_sub(1, std::memory_order_release);
     }
