@@ -2,8 +2,15 @@
 // no -Xcheck:jni), side by side in one run:
 // - Call/plain: a trivial handler's queueIdle() called directly (what the app pays without jankprobe);
 // - Call/timed: the same handler through TimingIdleHandlerList's wrapper with the idle monitor on, as an
-//   app's short handlers run: the running-call mark, the start and end clock reads in Java and the call
-//   folded into its class's figures (shorter than idle.record_min_us: no native call, no record);
+//   app's short handlers run without the looper's poll source: the running-call mark, the start and end
+//   clock reads in Java and the call folded into its class's figures (shorter than idle.record_min_us: no
+//   native call, no record);
+// - Call/plain_pass, Call/timed_pass: the same two with a poll source gap word written before every call
+//   (IdleBench's NEW_PASS_EACH_CALL: each call is the first of a new idle pass, so the wrapper takes the
+//   gap as its start and reads the clock once, at its end; the store is in both loops). Their difference
+//   is the cost per call with the looper monitor's default source on, as in the demo app;
+// - Call/timed_chained: one gap word for the whole loop (ONE_PASS: the 2nd..nth handlers of a pass start
+//   at the previous one's end), against Call/plain;
 // - Call/timed_recorded: the same with idle.record_min_us 0, so every call still goes through the native
 //   end and gets its idle.handler record (what every call cost before calls were folded, plus the Java
 //   end clock read).
@@ -49,7 +56,10 @@ double IdleStatus(const char* key) {
   return at == std::string::npos ? -1 : std::strtod(status.c_str() + at + needle.size(), nullptr);
 }
 
-void Calls(benchmark::State& state, bool wrapped, int record_min_us = 1000) {
+// IdleBench's gap modes.
+constexpr int kNoGap = 0, kNewPassEachCall = 1, kOnePass = 2;
+
+void Calls(benchmark::State& state, bool wrapped, int record_min_us = 1000, int gap_mode = kNoGap) {
   const AppLaunch& launch = LaunchApp(kIdleOnly);
   if (!launch.ok || launch.start_rc != 0) return state.SkipWithError(("no JVM / plugin: " + launch.why).c_str());
   if (Configure(IdleOnly(record_min_us)) != 0) {
@@ -58,7 +68,7 @@ void Calls(benchmark::State& state, bool wrapped, int record_min_us = 1000) {
   JvmHarness* jvm = Jvm();
   const double calls0 = IdleStatus("calls"), folded0 = IdleStatus("folded");
   for (auto _ : state) {
-    JavaResult r = jvm->CallStatic(kBench, "nanosOnMain", "(IZ)J", {I(kBatch), Z(wrapped)});
+    JavaResult r = jvm->CallStatic(kBench, "nanosOnMain", "(IZI)J", {I(kBatch), Z(wrapped), I(gap_mode)});
     if (!r.ok || r.value.j < 0) {
       return state.SkipWithError(("nanosOnMain: " + (r.ok ? std::to_string(r.value.j) : r.why)).c_str());
     }
@@ -75,10 +85,16 @@ void Calls(benchmark::State& state, bool wrapped, int record_min_us = 1000) {
 void BM_IdleCall_Plain(benchmark::State& state) { Calls(state, false); }
 void BM_IdleCall_Timed(benchmark::State& state) { Calls(state, true); }
 void BM_IdleCall_TimedRecorded(benchmark::State& state) { Calls(state, true, 0); }
+void BM_IdleCall_PlainPass(benchmark::State& state) { Calls(state, false, 1000, kNewPassEachCall); }
+void BM_IdleCall_TimedPass(benchmark::State& state) { Calls(state, true, 1000, kNewPassEachCall); }
+void BM_IdleCall_TimedChained(benchmark::State& state) { Calls(state, true, 1000, kOnePass); }
 
 BENCHMARK(BM_IdleCall_Plain)->Unit(benchmark::kMicrosecond)->MinTime(1.0)->UseManualTime();
 BENCHMARK(BM_IdleCall_Timed)->Unit(benchmark::kMicrosecond)->MinTime(1.0)->UseManualTime();
 BENCHMARK(BM_IdleCall_TimedRecorded)->Unit(benchmark::kMicrosecond)->MinTime(1.0)->UseManualTime();
+BENCHMARK(BM_IdleCall_PlainPass)->Unit(benchmark::kMicrosecond)->MinTime(1.0)->UseManualTime();
+BENCHMARK(BM_IdleCall_TimedPass)->Unit(benchmark::kMicrosecond)->MinTime(1.0)->UseManualTime();
+BENCHMARK(BM_IdleCall_TimedChained)->Unit(benchmark::kMicrosecond)->MinTime(1.0)->UseManualTime();
 
 }  // namespace
 }  // namespace jp::testing

@@ -85,8 +85,11 @@ void ArmIfIdle(const hook::PluginContext* ctx, uint64_t deadline_ns) {
 
 // Watchdog thread: is the running call (if any) past its lag point? Then capture the main thread's stack
 // while it is stuck (once per call); otherwise re-arm for the running call's lag point, or leave the
-// deadline unarmed when nothing runs (the next call arms it). Lag is decided on one clock: the call's
-// start (Java's System.nanoTime) and fired_ns are both CLOCK_MONOTONIC.
+// deadline unarmed when nothing runs (the next call arms it). Lag is decided on CLOCK_MONOTONIC, fired_ns's
+// clock: the call's start is Java's System.nanoTime (CLOCK_MONOTONIC), the previous call's end (the same),
+// or the looper's gap start on the process event clock, which is within 50 us of it (hook/event_clock.h):
+// a lag found at most 50 us early or late, against lag_ms of milliseconds. A start ahead of fired_ns
+// reads as "not yet" (unsigned compare of fired_ns with since + lag, no subtraction).
 void OnDeadline(const hook::DeadlineFired& fired, void*) {
   const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
   const uint64_t lag = g_timing.lag_ns.load(std::memory_order_relaxed);
@@ -194,7 +197,8 @@ jint Record(const hook::InFlightGate::Pass& pass, JNIEnv* env, uint64_t begin, u
             jstring handler_class, jboolean keep, jboolean counted) {
   const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
   if (!ctx || begin == 0) return 0;
-  // Both ends are Java's System.nanoTime (CLOCK_MONOTONIC), the clock the watchdog's deadlines use.
+  // The end is Java's System.nanoTime (CLOCK_MONOTONIC), the clock the watchdog's deadlines use; the start
+  // too, or the looper's gap start on the process event clock (within 50 us of it): clamped at 0.
   const uint64_t dur = end > begin ? end - begin : 0;
   const uint64_t lag_ns = g_timing.lag_ns.load(std::memory_order_relaxed);
   const bool own_record = dur >= g_timing.record_min_ns.load(std::memory_order_relaxed) || dur >= lag_ns;
@@ -263,7 +267,8 @@ const jni::IdleHooks kHooks = {Arm, End};
 void ActivateTiming(const hook::PluginContext* context, int32_t lag_ms, int32_t record_min_us) {
   g_timing.context.store(context, std::memory_order_release);
   // Control path, before any call can enter: the membarrier registration (once per process) and the
-  // owner of the single-writer state. No event clock: both ends of a call are Java's System.nanoTime.
+  // owner of the single-writer state. No event clock calibration: the idle side never reads that clock
+  // (a start taken from the looper's gap was stamped by the poll source, which calibrated it at its start).
   std::string why;
   g_timing.fence.Init(&why);  // without it: full fences, and Java calls nativeArm every time (status says)
   g_timing.gate.ProposeOwner(context ? context->main_tid : 0);

@@ -87,7 +87,7 @@ thread_local bool t_not_main = false;
 // Main-thread-only state: touched by the thread equal to g_main_thread inside the mark while the source is
 // active, and by StopPollSource once it drained the mark.
 struct MainSide {
-  uint64_t start_ns = 0;  // the gap in progress (0: none); g.poll_running holds the same
+  uint64_t start_ns = 0;  // the gap in progress (0: none); PollRunning() holds the same
   // The ring has room below this head: the tail last read + kPollRing (the tail only grows, so an old
   // value is only ever too small: the tail is read again when the head reaches it).
   uint64_t ring_end = 0;
@@ -317,7 +317,9 @@ inline void EndGap(uint64_t t1) {
 }
 
 // The first gap after a wait arms the sampling check; later ones find it armed (one relaxed load).
-__attribute__((noinline)) void ArmCheck(uint64_t t0) {
+// The gap's start is read here, not passed: the fast path then keeps no copy of it for the call.
+__attribute__((noinline)) void ArmCheck() {
+  const uint64_t t0 = g_main.start_ns;
   if (g.poll_armed.exchange(true, std::memory_order_acq_rel)) return;
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (ctx && ctx->watchdog) {
@@ -325,12 +327,21 @@ __attribute__((noinline)) void ArmCheck(uint64_t t0) {
   }
 }
 
-// A gap starts at t0 (inside PollInside, open). Relaxed: the start is the whole message (no other word
-// is read through it); the race with ContinueChecks that no fence orders is the one described at the top.
-inline void StartGap(uint64_t t0) {
-  g_main.start_ns = t0;
-  g.poll_running.store(t0, std::memory_order_relaxed);
-  if (!g.poll_armed.load(std::memory_order_relaxed)) ArmCheck(t0);
+// A gap's start as published: t0 with bit 0 saying whether an idle pass may take it as its start (only
+// after a look that found nothing ready: see jni::kGapNotAnIdleStart). The gap's record, sampling and
+// identity all use this value (the ring's start is the published one, so that the drain matches a sampled
+// gap), and so does the end of the gap before it; it is at most 1 ns off the clock read.
+inline uint64_t GapStartWord(uint64_t t0, bool idle_start) {
+  return (t0 & ~jni::kGapNotAnIdleStart) | (idle_start ? 0 : jni::kGapNotAnIdleStart);
+}
+
+// A gap starts at `start` (GapStartWord; inside PollInside, open). Relaxed: the start is the whole message
+// (no other word is read through it); the race with ContinueChecks that no fence orders is the one
+// described at the top. The wrapper of the idle handlers reads the same word on this thread.
+inline void StartGap(uint64_t start) {
+  g_main.start_ns = start;
+  PollRunning().store(start, std::memory_order_relaxed);
+  if (!g.poll_armed.load(std::memory_order_relaxed)) ArmCheck();
 }
 
 // The target for a call from return_address: the engine's lookup.
@@ -353,13 +364,21 @@ inline bool OtherHasCachedPrev(int i, const void* return_address) {
 // same instant (one clock read per message; the syscall's own time counts as work). All of it after the
 // call, so that only the result is kept across it (the proxy's fast path saves one register; out of line
 // for the same reason). Inside the mark; StopPollSource must never wait for a thread in epoll, so the
-// mark is not held across the call.
+// mark is not held across the call. kIdleStart: the look found nothing ready, so it ran no fd callback
+// and an idle pass that follows may start at the gap's start (GapStartWord). One instance per case, chosen
+// by the caller's test of the look's result: the result is then not kept across the clock read here.
+// With the source stopping (the gate closed) the word is cleared, so that the idle wrapper never takes a
+// gap that ended before this look for the start of a pass (StopPollSource clears it too, after the drain).
+template <bool kIdleStart>
 __attribute__((noinline)) void AfterLook() {
   // PollInside written out: the compiler kept the object's flag in a stack slot.
   if (g_gate.EnterOwner(g.poll_active)) {
-    const uint64_t t = GapClockNs();
+    // The finished gap ends where the new one starts, to the nanosecond (the drain merges runs by that).
+    const uint64_t t = GapStartWord(GapClockNs(), kIdleStart);
     EndGap(t);
     StartGap(t);
+  } else {
+    PollRunning().store(0, std::memory_order_relaxed);
   }
   g_gate.LeaveOwner();
 }
@@ -369,11 +388,15 @@ __attribute__((noinline)) void AfterLook() {
 void BeforeBlock() {
   if (g_main.start_ns != 0) EndGap(GapClockNs());
   g_main.start_ns = 0;
-  g.poll_running.store(0, std::memory_order_relaxed);
+  PollRunning().store(0, std::memory_order_relaxed);
 }
 void AfterBlock() {
   PollInside inside;
-  if (inside.open()) StartGap(GapClockNs());
+  if (inside.open()) {
+    StartGap(GapStartWord(GapClockNs(), false));  // next() runs no idle pass after a wait
+  } else {
+    PollRunning().store(0, std::memory_order_relaxed);  // as in AfterLook
+  }
 }
 
 // The main thread's other paths: a call that may block, or the target not cached for this call site.
@@ -388,9 +411,13 @@ __attribute__((noinline)) void* MainSlowBefore(int i, const void* return_address
   }
   return prev;
 }
-__attribute__((noinline)) void MainSlowAfter(int timeout) {
+__attribute__((noinline)) void MainSlowAfter(int timeout, int ready) {
   if (timeout == 0) {
-    AfterLook();
+    if (ready == 0) {
+      AfterLook<true>();
+    } else {
+      AfterLook<false>();
+    }
   } else {
     AfterBlock();
   }
@@ -409,7 +436,7 @@ __attribute__((noinline)) int WaitSlow(const void* ra, int epfd, struct epoll_ev
   using Fn = int (*)(int, struct epoll_event*, int, int, Rest...);
   if (!OnMainThread()) return reinterpret_cast<Fn>(PrevFor(I, ra))(epfd, events, max, timeout, rest...);
   const int n = reinterpret_cast<Fn>(MainSlowBefore(I, ra, timeout))(epfd, events, max, timeout, rest...);
-  MainSlowAfter(timeout);
+  MainSlowAfter(timeout, n);
   return n;
 }
 
@@ -421,7 +448,11 @@ int ProxyWait(int epfd, struct epoll_event* events, int max, int timeout, Rest..
     if (timeout == 0 && MainHasCachedPrev(I, ra)) {
       const auto prev = reinterpret_cast<Fn>(g_prev_cached[I].load(std::memory_order_relaxed));
       const int n = prev(epfd, events, max, timeout, rest...);
-      AfterLook();
+      if (n == 0) {
+        AfterLook<true>();
+      } else {
+        AfterLook<false>();
+      }
       return n;
     }
   } else if (g_main_tp.load(std::memory_order_relaxed) != 0 && OtherHasCachedPrev(I, ra)) {
@@ -446,10 +477,10 @@ void ContinueChecks(const hook::PluginContext* ctx) {
     return;
   }
   for (;;) {
-    const uint64_t start = g.poll_running.load(std::memory_order_seq_cst);
+    const uint64_t start = PollRunning().load(std::memory_order_seq_cst);
     if (start == 0) {
       g.poll_armed.store(false, std::memory_order_seq_cst);
-      if (g.poll_running.load(std::memory_order_seq_cst) == 0) return;
+      if (PollRunning().load(std::memory_order_seq_cst) == 0) return;
       if (g.poll_armed.exchange(true, std::memory_order_acq_rel)) return;  // the main thread armed it meanwhile
       continue;
     }
@@ -494,7 +525,7 @@ void OnPollSample(const hook::DeadlineFired& fired, void*) {
     g.poll_armed.store(false, std::memory_order_seq_cst);
     return;
   }
-  const uint64_t start = g.poll_running.load(std::memory_order_acquire);
+  const uint64_t start = PollRunning().load(std::memory_order_acquire);
   if (start == 0 || (start & kSeqMask) != id) return SampledGapEnded(ctx);
   bool need_pending = false, need_anr = false, drained = false;
   {
@@ -526,7 +557,7 @@ void OnPollSample(const hook::DeadlineFired& fired, void*) {
     bool still = false;
     {
       std::lock_guard<std::mutex> lock(g.mu);
-      if (g.poll_running.load(std::memory_order_acquire) == start && g.locked->poll_cur.start_ns == start) {
+      if (PollRunning().load(std::memory_order_acquire) == start && g.locked->poll_cur.start_ns == start) {
         still = true;
         if (need_pending) g.locked->poll_cur.pending = p;
         if (need_anr) samples = g.locked->poll_cur.samples;
@@ -626,7 +657,7 @@ void DrainPollGaps() {
 }
 
 bool PollRunningMessage(const hook::PluginContext* ctx, uint64_t now_ns, hook::Event* out) {
-  const uint64_t start = g.poll_running.load(std::memory_order_acquire);
+  const uint64_t start = PollRunning().load(std::memory_order_acquire);
   if (start == 0) return false;
   *out = GapRecord(ctx, start, now_ns > start ? now_ns - start : 1);
   out->args[1] = hook::EventArg::Int(g.key_running, 1);
@@ -668,7 +699,7 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
     g.locked->poll_cur = PollCurrent();
     g.ring_tail.store(g.ring_head.load(std::memory_order_acquire), std::memory_order_release);
   }
-  g.poll_running.store(0, std::memory_order_release);
+  PollRunning().store(0, std::memory_order_release);
   g.poll_armed.store(false, std::memory_order_release);
   RefreshPollSlowThreshold();
   // Before any slot is written (see g_prev_ra); the main thread writes it only while the source is active.
@@ -712,13 +743,17 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
 }
 
 void StopPollSource() {
-  RemoveHooks();
+  // The flag falls before the hooks go: until they are removed, every main-thread return from epoll still
+  // runs the proxy, which now only clears the gap word (AfterLook's closed path). Removing them first would
+  // leave the word holding the last gap the proxies saw while the main thread goes on through libc
+  // directly, and an idle pass in that window would take a gap that ended long before as its start.
   g.poll_active.store(false, std::memory_order_seq_cst);  // proxies in flight pass straight through from now
   g_gate.Drain();  // whoever got in before the flag fell is short: no blocking call inside the mark
   // No proxy is inside the timing any more, and none enters it before the next start: the gap left open
   // is forgotten (the main thread's side too, race-free now) and its sampling deadline disarmed.
   g_main.start_ns = 0;
-  const uint64_t start = g.poll_running.exchange(0, std::memory_order_acq_rel);
+  const uint64_t start = PollRunning().exchange(0, std::memory_order_acq_rel);
+  RemoveHooks();
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (ctx && ctx->watchdog) {
     ctx->watchdog->Disarm(kPollCheckTag);
@@ -738,7 +773,7 @@ void DrainPollSource() {
   // The race ContinueChecks and StartGap can both lose (no fence on the main thread): a gap running with
   // nothing armed gets its check now.
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
-  if (ctx && g.poll_running.load(std::memory_order_seq_cst) != 0 &&
+  if (ctx && PollRunning().load(std::memory_order_seq_cst) != 0 &&
       !g.poll_armed.exchange(true, std::memory_order_acq_rel)) {
     g.poll_rearms.fetch_add(1, std::memory_order_relaxed);
     ContinueChecks(ctx);

@@ -22,6 +22,7 @@
 
 #include "hook/clock.h"
 #include "hook/event_clock.h"
+#include "hook/jni/jni_refs.h"
 #include "hook/monitor.h"
 #include "looper/frame_stats.h"
 #include "looper/message_history.h"
@@ -123,9 +124,7 @@ struct Timing {
 
   // Poll source, main thread -> watchdog.
   std::atomic<bool> poll_active{false};
-  // The gap in progress: its start on the gaps' clock, which is also its identity (the sampling deadlines
-  // carry its low 48 bits); 0 while the main thread waits in epoll.
-  std::atomic<uint64_t> poll_running{0};
+  // The gap in progress: PollRunning() below (it lives in the idle wrapper's shared words).
   std::atomic<bool> poll_armed{false};          // a check or sample deadline is outstanding (poll_timing.cc)
   std::atomic<bool> ticker_parked{false};       // FrameTicker parked: a long gap asks it to resume
   // A finished gap at least this long takes the main thread's slow path (CPU clock read, ticker resume):
@@ -146,6 +145,14 @@ struct Timing {
   std::atomic<uint64_t> poll_run_records{0}, poll_run_gaps{0}, poll_folded_gaps{0};
 };
 extern Timing g;  // JP_CONSTINIT (dispatch_timing.cc)
+
+// The poll source's gap in progress: its start on the gaps' clock, which is also its identity (the sampling
+// deadlines carry its low 48 bits, the drain matches a sampled gap by it), with bit 0 saying whether an
+// idle pass may take it as its start (jni::kGapNotAnIdleStart); 0 while the main thread waits in epoll or
+// the source is off. Written by the main thread only (StartGap, BeforeBlock) and by StopPollSource once
+// the main thread is out. Its storage is jni::IdleWords::gap_start, the word TimingIdleHandlerList reads
+// through its direct buffer: the one store per gap serves both monitors.
+inline std::atomic<uint64_t>& PollRunning() { return jni::IdleSharedWords().gap_start; }
 
 class Inside {
  public:

@@ -6,6 +6,10 @@
 #include "hook/jni/jni_util.h"
 
 namespace jp::jni {
+
+// Zero-initialised, constant-initialised (.bss): see IdleWords.
+IdleWords g_idle_words;
+
 namespace {
 
 std::atomic<JavaVM*> g_vm{nullptr};
@@ -149,8 +153,6 @@ void ResolveBarrier(JNIEnv* env) {
   b.ok = r.ok();
   b.why = r.why();
 }
-
-IdleWords g_idle_words;
 
 void JNICALL NativeIdleArm(JNIEnv* env, jclass, jlong started_ns) {
   const IdleHooks* hooks = g_idle_hooks.load(std::memory_order_acquire);
@@ -414,7 +416,6 @@ jobject MainQueue(JNIEnv* env, std::string* why) {
 }
 
 void SetLooperHooks(const LooperHooks* hooks) { g_looper_hooks.store(hooks, std::memory_order_release); }
-IdleWords& IdleSharedWords() { return g_idle_words; }
 
 void SetIdleHooks(const IdleHooks* hooks) { g_idle_hooks.store(hooks, std::memory_order_release); }
 

@@ -123,14 +123,16 @@ jobject MainLooper(JNIEnv* env, std::string* why);
 // installs its functions at start; with none installed the calls do nothing, so a wrapper still in flight
 // after stop is harmless. Static storage.
 //
-// Per queueIdle() call the wrapper takes the start and the end itself (System.nanoTime: CLOCK_MONOTONIC on
-// HotSpot and ART), writes the start to IdleWords::running_since, calls `arm` when IdleWords::covered is 0
+// Per queueIdle() call the wrapper takes the start and the end itself (the end System.nanoTime:
+// CLOCK_MONOTONIC on HotSpot and ART; the start the poll source's gap, the previous handler's end or
+// System.nanoTime, see IdleWords::gap_start), writes the start to IdleWords::running_since, calls `arm` when IdleWords::covered is 0
 // (no watchdog deadline is sure to cover the call; about once per lag_ms) and `end` only for a call it
 // cannot fold into its handler class's figures (TimingIdleHandlerList: one that needs a timeline record
 // or a lag report, or of a class without figures).
 struct IdleHooks {
   void (*arm)(JNIEnv* env, jlong started_ns);
-  // started_ns/ended_ns: the call's start and end (Java's clock). name_key: what the previous end returned
+  // started_ns/ended_ns: the call's start and end (CLOCK_MONOTONIC; a start taken from the poll source's
+  // gap is on the process event clock, within 50 us of it). name_key: what the previous end returned
   // for this handler (0 the first time); returns the key to pass next time, so a handler's class name is
   // read from Java and interned once, not on every call. counted: the Java side counted the call in its
   // class's figures already (the native side counts the others).
@@ -149,13 +151,33 @@ struct alignas(64) IdleWords {
   // covers any call that starts now and Java's program order is enough for the Dekker pair with the
   // watchdog (its side runs a membarrier); 0 makes Java call `arm`.
   std::atomic<int32_t> covered{0};
+  // Byte 16: the looper's poll source's running gap (looper/poll_timing.cc; its own state reads and
+  // writes it here, as looper::internal::PollRunning()): the start of the work the main thread does since
+  // its last return from epoll_wait in libutils.so, on the process event clock (hook/event_clock.h:
+  // CLOCK_MONOTONIC within 50 us), with bit 0 as kGapNotAnIdleStart says; 0 while the thread waits in
+  // epoll, or the source is off. Written by the main thread only (one store per gap, the store the poll
+  // source needs anyway), read by the watchdog and by the wrapper: idle handlers run in the gap that began
+  // at the epoll return just before them (MessageQueue.next(): nativePollOnce(0) returned, the queue is
+  // empty, the handlers run), so the first handler of a pass takes this as its start instead of reading
+  // the clock, and the word's change tells the wrapper a new pass began.
+  std::atomic<uint64_t> gap_start{0};
 };
-static_assert(std::atomic<int64_t>::is_always_lock_free && std::atomic<int32_t>::is_always_lock_free,
-              "Java writes these words with plain stores");
+// Bit 0 of IdleWords::gap_start (the start's lowest nanosecond): set when the gap did not begin with a look
+// (timeout 0) that found nothing ready. After a look that returned events, libutils ran their fd callbacks
+// (an input event's whole dispatch, sensor listeners) in this gap before next() got to the idle handlers,
+// and after a blocking wait next() runs none; the wrapper then reads the clock itself.
+constexpr uint64_t kGapNotAnIdleStart = 1;
+static_assert(std::atomic<int64_t>::is_always_lock_free && std::atomic<int32_t>::is_always_lock_free &&
+                  std::atomic<uint64_t>::is_always_lock_free,
+              "Java reads and writes these words with plain loads and stores");
 static_assert(offsetof(IdleWords, running_since) == 0 && offsetof(IdleWords, covered) == 8 &&
-                  sizeof(std::atomic<int64_t>) == 8 && sizeof(std::atomic<int32_t>) == 4,
-              "TimingIdleHandlerList's RUNNING_SINCE and COVERED offsets");
-IdleWords& IdleSharedWords();
+                  offsetof(IdleWords, gap_start) == 16 && sizeof(std::atomic<int64_t>) == 8 &&
+                  sizeof(std::atomic<int32_t>) == 4 && sizeof(std::atomic<uint64_t>) == 8,
+              "TimingIdleHandlerList's RUNNING_SINCE, COVERED and GAP_START offsets");
+// The storage (jni_refs.cc): reached directly (hidden, PC-relative), since the poll source stores into it
+// once per gap.
+extern IdleWords g_idle_words __attribute__((visibility("hidden")));
+inline IdleWords& IdleSharedWords() { return g_idle_words; }
 void SetIdleHooks(const IdleHooks* hooks);  // nullptr uninstalls
 
 // The natives of LooperPrinter and FrameTicker (registered when Looper() / Frames() resolve; a failure

@@ -23,11 +23,14 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   private static final long serialVersionUID = 1L;
 
   /**
-   * Around queueIdle(), in steady state, no native call at all. The wrapper takes the start itself
-   * (System.nanoTime: CLOCK_MONOTONIC on HotSpot and on ART, the clock the watchdog's deadlines use) and
-   * writes it into a word the native watchdog reads (RUNNING_SINCE), so a handler that overruns is
-   * caught while it runs; only when no armed deadline is sure to cover the call (the COVERED word is
-   * 0: about once per lag_ms, or always where the native side needs a real fence) it calls nativeArm.
+   * Around queueIdle(), in steady state, no native call at all and one clock read. The call's start comes
+   * from {@link Timed#startOf}: with the looper monitor's poll source on, the first handler of an idle
+   * pass starts at the gap the poll source published (GAP_START) and the next ones at the previous
+   * handler's end; otherwise System.nanoTime (CLOCK_MONOTONIC on HotSpot and on ART, the clock the
+   * watchdog's deadlines use). The wrapper writes the start into a word the native watchdog reads
+   * (RUNNING_SINCE), so a handler that overruns is caught while it runs; only when no armed deadline is
+   * sure to cover the call (the COVERED word is 0: about once per lag_ms, or always where the native side
+   * needs a real fence) it calls nativeArm.
    *
    * It takes the end itself too and adds the call to its handler class's figures ({@link ClassFigures}:
    * calls, total and longest time). A call shorter than {@link #foldBelowNs} (min(idle.record_min_us,
@@ -69,13 +72,18 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   static volatile long foldBelowNs;
 
   // Typed views of the shared words (hook/jni/jni_refs.h, IdleWords), in native byte order:
-  // running_since is long 0 (byte 0), covered is int 2 (byte 8). A view's absolute put/get is fewer calls
-  // than ByteBuffer's (no unaligned/endian layer): the same once C2 inlines them, fewer instructions and
-  // cycles before (C1's profiling tier: ~880 instead of ~1030 instructions per call in idle_bench).
+  // running_since is long 0 (byte 0), covered is int 2 (byte 8), gap_start is long 2 (byte 16, read
+  // through the same long view). A view's absolute put/get is fewer calls than ByteBuffer's (no
+  // unaligned/endian layer): the same once C2 inlines them, fewer instructions and cycles before (C1's
+  // profiling tier: ~880 instead of ~1030 instructions per call in idle_bench).
   static final LongBuffer RUNNING_SINCE;
   static final IntBuffer COVERED;
   static final int RUNNING_SINCE_INDEX = 0;
   static final int COVERED_INDEX = 2;
+  static final int GAP_START_INDEX = 2;
+  /** Bit 0 of the gap word: this gap cannot be an idle pass's start (jni::kGapNotAnIdleStart). */
+  static final long GAP_NOT_AN_IDLE_START = 1L;
+  private static final int WORDS_BYTES = 24;
 
   static {
     final ByteBuffer words = sharedWords();
@@ -90,8 +98,9 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
     } catch (UnsatisfiedLinkError e) {
       // Used before the idle monitor registered its natives: the calls fail the same way, loudly.
     }
-    // No shared words: private ones, whose covered word stays 0, so every call goes through nativeArm.
-    if (words == null) words = ByteBuffer.allocateDirect(16);
+    // No shared words: private ones, whose covered word stays 0, so every call goes through nativeArm, and
+    // whose gap word stays 0, so every call reads its start from the clock.
+    if (words == null || words.capacity() < WORDS_BYTES) words = ByteBuffer.allocateDirect(WORDS_BYTES);
     return words.order(ByteOrder.nativeOrder());
   }
 
@@ -154,6 +163,11 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
     }
   }
 
+  // The previous call's gap word and end (System.nanoTime): see Timed#startOf. Plain statics, used only by
+  // the thread that runs the queue's idle handlers (the main looper's, the only queue whose list is ours).
+  static long lastGap;
+  static long lastEnd;
+
   /** One app handler, timed. Equal to its handler, so a plain list still finds it after the swap back. */
   static final class Timed implements IdleHandler {
     final IdleHandler handler;
@@ -167,9 +181,33 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
       this.figures = figuresOf(handlerClass);
     }
 
+    /**
+     * The call's start without a clock read where the poll source already took one. MessageQueue.next()
+     * runs the idle handlers right after nativePollOnce(0) returned (epoll_wait in libutils.so) and found
+     * the queue empty; the poll source stamped that return and published it as the running gap (gap_start,
+     * on the process event clock: CLOCK_MONOTONIC within 50 us, so durations are clamped at 0). So:
+     * - a gap word seen by the previous call too: the same pass (no poll in between), and this handler
+     *   starts where the previous one ended (its end clock read). It is charged next()'s removal of a
+     *   handler that returned false (the queue's lock; microseconds unless another thread holds it);
+     * - a new gap word after a look that found nothing ready: the pass's first handler; it starts at the
+     *   gap's start, so it is charged next()'s few microseconds of bookkeeping before it (the queue's lock,
+     *   the handler array), and it never starts later than the handler itself;
+     * - 0 (the poll source off, stopping, or never seen this thread return from epoll) or a gap after
+     *   fd callbacks or a wait (bit 0, see GAP_NOT_AN_IDLE_START): System.nanoTime, as without the source.
+     * Every poll return ends a gap and starts the next one (the source clears the word when it stops), so a
+     * gap word is never older than the current next() iteration.
+     */
+    static long startOf(long gap) {
+      if (gap == 0) return System.nanoTime();
+      if (gap == lastGap) return lastEnd;
+      if ((gap & GAP_NOT_AN_IDLE_START) == 0) return gap;
+      return System.nanoTime();
+    }
+
     @Override
     public boolean queueIdle() {
-      final long start = System.nanoTime();
+      final long gap = RUNNING_SINCE.get(GAP_START_INDEX);
+      final long start = startOf(gap);
       RUNNING_SINCE.put(RUNNING_SINCE_INDEX, start);
       if (COVERED.get(COVERED_INDEX) == 0) nativeArm(start);
       boolean keep = false;
@@ -178,7 +216,9 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
         return keep;
       } finally {
         final long end = System.nanoTime();
-        final long dur = end - start;
+        lastGap = gap;
+        lastEnd = end;
+        final long dur = end > start ? end - start : 0;  // a gap start may be up to 50 us ahead of nanoTime
         final ClassFigures f = figures;
         if (f != null) {
           f.calls++;

@@ -1,0 +1,262 @@
+// The idle wrapper's start taken from the looper poll source's gap (jni::IdleWords::gap_start) on a real
+// JVM: the stand-in MessageQueue waits in the libutils.so fixture's epoll_wait, so next() runs each idle
+// pass right after a poll the source stamped. Ground truth: handlers that note their own entry and exit
+// with System.nanoTime. The first handler of a pass starts exactly at the gap's start (the looper's own
+// report of that gap carries the same start) and never later than the handler itself; the second starts
+// at the first one's end, not charged its time; without the poll source every handler reads the clock; a
+// stream of passes behind slow messages, with the looper monitor or the idle monitor switched off and on
+// meanwhile, never takes a stale gap for a start.
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/jvm/app_under_test.h"
+
+namespace jp::testing {
+namespace {
+
+constexpr int kIdleLagMs = 40;
+constexpr const char* kScenarios = "com.example.app.IdleGapScenarios";
+constexpr const char* kFirst = "com.example.app.IdleGapScenarios$FirstOfPass";
+constexpr const char* kSecond = "com.example.app.IdleGapScenarios$SecondOfPass";
+// The gap start is on the process event clock, within 50 us of System.nanoTime's CLOCK_MONOTONIC.
+constexpr int64_t kClockSlackNs = 50'000;
+// What may lie between a handler's own exit and the wrapper's end clock read, or between the pass's start
+// and the first handler's entry (next()'s bookkeeping): microseconds, unless the host deschedules the
+// thread; generous for a host shared with other builds.
+constexpr int64_t kSchedSlackNs = 20'000'000;
+
+std::string Config(bool looper_on, bool idle_on = true) {
+  return std::string(R"({"input":{"enabled":false},"barrier":{"enabled":false},)") +
+         R"("idle":{"enabled":)" + (idle_on ? "true" : "false") + R"(,"lag_ms":)" + std::to_string(kIdleLagMs) + "}," +
+         R"("looper":{"enabled":)" + (looper_on ? "true" : "false") +
+         R"(,"lag_ms":100,"anr_ms":5000,"sample_after_ms":40,"sample_interval_ms":30},)" +
+         R"("report":{"key_packages":["com.example.app"],"max_reports_per_minute":600}})";
+}
+
+rapidjson::Document Parse(const std::string& json) {
+  rapidjson::Document d;
+  d.Parse(json.c_str());
+  return d;
+}
+
+struct Pass {
+  bool ok = false;
+  int64_t posted = 0, entered1 = 0, exited1 = 0, entered2 = 0, exited2 = 0;
+};
+
+// IdleGapScenarios.passOnMain: one idle pass of the real queue running FirstOfPass (ms1), SecondOfPass
+// (ms2); with `wake`, the look that begins the pass finds the looper's wake event ready.
+Pass RunPass(int64_t ms1, int64_t ms2, bool wake = false) {
+  Pass p;
+  JNIEnv* env = Jvm()->Env();
+  env->PushLocalFrame(8);
+  jvalue w{};
+  w.z = wake ? JNI_TRUE : JNI_FALSE;
+  JavaResult r = Jvm()->CallStatic(kScenarios, "passOnMain", "(JJZ)[J", {J(ms1), J(ms2), w});
+  if (r.ok && r.value.l) {
+    jlong v[5];
+    env->GetLongArrayRegion(static_cast<jlongArray>(r.value.l), 0, 5, v);
+    p = {true, v[0], v[1], v[2], v[3], v[4]};
+  } else {
+    ADD_FAILURE() << "passOnMain: " << (r.ok ? "the pass did not run" : r.why);
+  }
+  env->PopLocalFrame(nullptr);
+  return p;
+}
+
+int64_t GapWordOnMain() {
+  JavaResult r = Jvm()->CallStatic(kScenarios, "gapWordOnMain", "()J");
+  EXPECT_TRUE(r.ok) << r.why;
+  return r.ok ? r.value.j : -1;
+}
+
+struct Lag {
+  bool found = false;
+  int64_t ts_ns = 0, dur_ns = 0;
+  bool stack_while_stuck = false;
+  std::string json;
+};
+
+// The idle_lag report of `handler_class`.
+Lag IdleLag(const char* handler_class) {
+  Lag l;
+  l.json = AwaitReport("idle_lag", std::string("\"handler\":\"") + handler_class + "\"", 5000);
+  if (l.json.empty()) return l;
+  rapidjson::Document d = Parse(l.json);
+  if (d.HasParseError() || !d.HasMember("ts_ns") || !d.HasMember("dur_ms")) return l;
+  l.found = true;
+  l.ts_ns = static_cast<int64_t>(d["ts_ns"].GetUint64());
+  l.dur_ns = static_cast<int64_t>(d["dur_ms"].GetDouble() * 1e6 + 0.5);
+  l.stack_while_stuck = d.HasMember("stack_captured_while_stuck") && d["stack_captured_while_stuck"].GetBool();
+  return l;
+}
+
+// The longest call of a handler class (its figures in the idle status), -1 when it has none.
+int64_t MaxNsOf(const std::string& handler_class) {
+  rapidjson::Document d = Parse(CallString("status"));
+  if (d.HasParseError() || !d.HasMember("monitors")) return -1;
+  const auto& idle = d["monitors"]["idle"];
+  if (!idle.HasMember("details") || !idle["details"].HasMember("per_handler")) return -1;
+  for (const auto& h : idle["details"]["per_handler"].GetArray()) {
+    if (handler_class == h["class"].GetString()) return static_cast<int64_t>(h["max_ns"].GetUint64());
+  }
+  return -1;
+}
+
+std::string MonitorState(const char* monitor) {
+  rapidjson::Document d = Parse(CallString("status"));
+  if (d.HasParseError() || !d.HasMember("monitors")) return "unparsable status";
+  return d["monitors"][monitor]["state"].GetString();
+}
+
+class IdleGapJvmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const AppLaunch& launch = LaunchApp(Config(true));
+    if (!launch.ok) GTEST_SKIP() << "no JVM in this process: " << launch.why;
+    ASSERT_EQ(launch.start_rc, 0) << CallString("status");
+    ASSERT_EQ(Configure(Config(true)), 0) << CallString("status");
+    ASSERT_EQ(MonitorState("idle"), "on");
+    // The handler the test app registers at start would run first in every pass: a test's handler must.
+    static const bool removed = Jvm()->CallStatic(kScenarios, "removeEarlyHandler", "()V").ok;
+    ASSERT_TRUE(removed);
+    Jvm()->CallStatic(kTestApp, "clearReports", "()V");
+  }
+};
+
+// Both handlers of one pass reported (each overran lag_ms), against what they noted themselves.
+void ExpectPassTimedRight(const Pass& p, const Lag& a, const Lag& b) {
+  ASSERT_TRUE(a.found) << "no idle_lag for the first handler; status: " << CallString("status");
+  ASSERT_TRUE(b.found) << "no idle_lag for the second handler; status: " << CallString("status");
+  // The first: starts no later than the handler and after the pass was asked for; lasts the handler's own
+  // time, plus what ran before it in the pass, and no more than until its end was read.
+  EXPECT_LE(a.ts_ns, p.entered1 + kClockSlackNs) << a.json;
+  EXPECT_GE(a.ts_ns + kClockSlackNs, p.posted) << a.json;
+  EXPECT_LE(p.entered1 - a.ts_ns, kSchedSlackNs) << a.json;
+  EXPECT_GE(a.dur_ns + kClockSlackNs, p.exited1 - p.entered1) << a.json;
+  EXPECT_LE(a.dur_ns, p.exited1 - a.ts_ns + kSchedSlackNs) << a.json;
+  EXPECT_TRUE(a.stack_while_stuck) << a.json;
+  // The second: starts where the first ended (at or after its exit, at or before its own entry), so it is
+  // charged nothing of the first's time.
+  EXPECT_GE(b.ts_ns, p.exited1) << b.json;
+  EXPECT_LE(b.ts_ns, p.entered2) << b.json;
+  EXPECT_GE(b.dur_ns, p.exited2 - p.entered2) << b.json;
+  EXPECT_LE(b.dur_ns, p.exited2 - p.exited1 + kSchedSlackNs) << b.json;
+  EXPECT_LT(b.dur_ns, (p.exited2 - p.entered2) + (p.exited1 - p.entered1) / 2) << "charged the first's time: " << b.json;
+  EXPECT_TRUE(b.stack_while_stuck) << b.json;
+}
+
+TEST_F(IdleGapJvmTest, PassesStartAtTheGapAndHandlersAfterThePreviousOne) {
+  EXPECT_EQ(MonitorState("looper"), "on");
+  EXPECT_GT(GapWordOnMain(), 0) << "a message on the main thread runs in a gap of the poll source";
+  const Pass p = RunPass(3 * kIdleLagMs / 2, 5 * kIdleLagMs / 4);
+  ASSERT_TRUE(p.ok);
+  const Lag a = IdleLag(kFirst), b = IdleLag(kSecond);
+  ExpectPassTimedRight(p, a, b);
+  // The first handler's start is the poll source's gap: the looper reports that gap (past its lag_ms) with
+  // the same start, to the nanosecond.
+  const std::string gap = AwaitReport("message_lag", "\"ts_ns\":" + std::to_string(a.ts_ns) + ",", 5000);
+  EXPECT_FALSE(gap.empty()) << "no looper gap starts where the first handler does: " << a.json;
+}
+
+// The look before the pass returned an event (the wake): on a phone fd callbacks (a touch's dispatch) may
+// have run in that gap before the idle handlers, so the gap is flagged (bit 0) and the first handler reads
+// the clock itself: its start lies after the gap's, not at it.
+TEST_F(IdleGapJvmTest, APassAfterALookThatFoundAnEventReadsTheClock) {
+  const Pass p = RunPass(3 * kIdleLagMs / 2, 5 * kIdleLagMs / 4, true);
+  ASSERT_TRUE(p.ok);
+  const Lag a = IdleLag(kFirst), b = IdleLag(kSecond);
+  ExpectPassTimedRight(p, a, b);
+  EXPECT_GT(a.ts_ns, p.posted) << a.json;
+  // The looper's report of the pass's gap: flagged, and begun before the handler's own start.
+  const std::string gap_json = AwaitReport("message_lag", "", 5000);
+  ASSERT_FALSE(gap_json.empty()) << "the looper did not report the pass's gap; status: " << CallString("status");
+  rapidjson::Document gap = Parse(gap_json);
+  ASSERT_TRUE(gap.HasMember("ts_ns")) << gap_json;
+  const int64_t gap_ts = static_cast<int64_t>(gap["ts_ns"].GetUint64());
+  EXPECT_EQ(gap_ts & 1, 1) << "a gap after a look that found an event is flagged: " << gap_json;
+  EXPECT_LT(gap_ts, a.ts_ns) << "the first handler took the flagged gap as its start: " << a.json;
+}
+
+TEST_F(IdleGapJvmTest, WithoutThePollSourceEveryHandlerReadsTheClock) {
+  ASSERT_EQ(Configure(Config(false)), 0) << CallString("status");
+  ASSERT_EQ(MonitorState("looper"), "off");
+  EXPECT_EQ(GapWordOnMain(), 0) << "the gap word outlived the poll source";
+  const Pass p = RunPass(3 * kIdleLagMs / 2, 5 * kIdleLagMs / 4);
+  ASSERT_EQ(Configure(Config(true)), 0) << CallString("status");
+  ASSERT_TRUE(p.ok);
+  const Lag a = IdleLag(kFirst), b = IdleLag(kSecond);
+  ExpectPassTimedRight(p, a, b);
+  // System.nanoTime in the wrapper, after the message that added the handler was posted.
+  EXPECT_GT(a.ts_ns, p.posted) << a.json;
+  EXPECT_EQ(Jvm()->CallStatic(kTestApp, "countReports", "(Ljava/lang/String;)I", {L(Jvm()->NewString("message_lag"))}).value.i,
+            0);
+}
+
+// A stream of passes, each behind a message that sleeps kPumpMs (both begin with a clean gap), while the
+// looper monitor is switched off and on: a pass never takes the gap of the message before it (which would
+// make its trivial call last kPumpMs), whether the poll source stopped during that message or not.
+TEST_F(IdleGapJvmTest, SwitchingTheLooperMonitorWhilePassesStreamLeavesNoStaleGap) {
+  constexpr int kPumpMs = 30, kStreamMs = 1500;
+  const char* stream_class = "com.example.app.IdleGapScenarios$StreamIdle";
+  ASSERT_TRUE(Jvm()->CallStatic(kScenarios, "startStream", "(J)I", {J(kPumpMs)}).ok);
+  int switches = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(kStreamMs)) {
+    ASSERT_EQ(Configure(Config(false)), 0) << CallString("status");
+    ASSERT_EQ(MonitorState("looper"), "off");
+    // Into the next pump message, so that the next stop often lands while one runs.
+    std::this_thread::sleep_for(std::chrono::milliseconds(switches % 3 * 7));
+    ASSERT_EQ(Configure(Config(true)), 0) << CallString("status");
+    ASSERT_EQ(MonitorState("looper"), "on");
+    std::this_thread::sleep_for(std::chrono::milliseconds(switches % 5 * 9));
+    ++switches;
+  }
+  JavaResult ended = Jvm()->CallStatic(kScenarios, "stopStream", "(J)I", {J(10000)});
+  ASSERT_TRUE(ended.ok) << ended.why;
+  const int passes = ended.value.i;
+  EXPECT_GE(passes, kStreamMs / kPumpMs / 3) << "the stream stalled";
+  EXPECT_GE(switches, 5);
+  const int64_t max_ns = MaxNsOf(stream_class);
+  ASSERT_GE(max_ns, 0) << CallString("status");
+  EXPECT_LT(max_ns, int64_t{kPumpMs} * 1'000'000 / 2)
+      << "a pass was charged a pump message: its start came from a gap before it (" << passes << " passes, "
+      << switches << " switches)";
+}
+
+// The idle monitor switched off and on while passes stream with the poll source on: afterwards a pass is
+// still timed from its gap, and its overrun caught with the stack (the running word and the deadline
+// bookkeeping survived the switches).
+TEST_F(IdleGapJvmTest, SwitchingTheIdleMonitorWhilePassesStreamKeepsPassesTimedFromTheirGap) {
+  constexpr int kPumpMs = 3, kStreamMs = 800;
+  ASSERT_TRUE(Jvm()->CallStatic(kScenarios, "startStream", "(J)I", {J(kPumpMs)}).ok);
+  int switches = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(kStreamMs)) {
+    ASSERT_EQ(Configure(Config(true, false)), 0) << CallString("status");
+    ASSERT_EQ(MonitorState("idle"), "off");
+    ASSERT_EQ(Configure(Config(true, true)), 0) << CallString("status");
+    ASSERT_EQ(MonitorState("idle"), "on");
+    ++switches;
+  }
+  JavaResult ended = Jvm()->CallStatic(kScenarios, "stopStream", "(J)I", {J(10000)});
+  ASSERT_TRUE(ended.ok) << ended.why;
+  EXPECT_GT(ended.value.i, 0) << "the stream stalled";
+  EXPECT_GE(switches, 3);
+  Jvm()->CallStatic(kTestApp, "clearReports", "()V");
+  const Pass p = RunPass(3 * kIdleLagMs / 2, 5 * kIdleLagMs / 4);
+  ASSERT_TRUE(p.ok);
+  const Lag a = IdleLag(kFirst), b = IdleLag(kSecond);
+  ExpectPassTimedRight(p, a, b);
+  EXPECT_FALSE(AwaitReport("message_lag", "\"ts_ns\":" + std::to_string(a.ts_ns) + ",", 5000).empty())
+      << "after " << switches << " switches the pass no longer starts at its gap: " << a.json;
+}
+
+}  // namespace
+}  // namespace jp::testing
