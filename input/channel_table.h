@@ -20,15 +20,13 @@ class ChannelTable {
   // slot is usually the first probed and already says so (one word: valid, nothing else); anything else
   // is NoteValidSlow.
   void NoteValid(int fd) noexcept {
-    if (fd >= 0) {
-      const Slot& s = slots_[static_cast<uint32_t>(fd) & (kSlots - 1)];
-      if (__builtin_expect(s.fd.load(std::memory_order_acquire) == fd &&
-                               s.state.load(std::memory_order_relaxed) == kValid,
-                           1)) {
-        return;
-      }
-    }
-    NoteValidSlow(fd);
+    if (__builtin_expect(!IsCleanValid(fd), 0)) NoteValidSlow(fd);
+  }
+  // True when NoteValid(fd) has nothing to do (that first look; false may still be a no-op).
+  bool IsCleanValid(int fd) const noexcept {
+    if (fd < 0) return false;
+    const Slot& s = slots_[static_cast<uint32_t>(fd) & (kSlots - 1)];
+    return s.fd.load(std::memory_order_acquire) == fd && s.state.load(std::memory_order_relaxed) == kValid;
   }
   // A read of InputMessage size failed validation on fd. True when fd is (now) fd-timed.
   bool NoteInvalid(int fd) noexcept;

@@ -43,7 +43,22 @@ class FinishedRing {
   static constexpr uint32_t kSlots = 128;
 
   // Producer only. False (nothing stored) when the ring is full.
-  inline bool Push(const FinishedEvent& e) noexcept;
+  bool Push(const FinishedEvent& e) noexcept {
+    if (!HasRoom()) return false;
+    PushChecked(e);
+    return true;
+  }
+  // Push in two steps, for a producer that builds the item from memory: the rare call of the full check
+  // (RefreshTail) comes before the item's loads, so they need not survive a call (spilled and reloaded).
+  // HasRoom: producer only; PushChecked only after HasRoom returned true.
+  bool HasRoom() noexcept {
+    const uint64_t head = head_.load(std::memory_order_relaxed);
+    return __builtin_expect(head - cached_tail_ < kSlots, 1) || RefreshTail(head);
+  }
+  inline void PushChecked(const FinishedEvent& e) noexcept;
+  // HasRoom without RefreshTail: true when the producer's cached tail alone says there is room (false
+  // may still have room; HasRoom reads the consumer's tail).
+  bool HasRoomCached() const noexcept { return head_.load(std::memory_order_relaxed) - cached_tail_ < kSlots; }
 
   // Calls sink(const FinishedEvent&) for every item pushed and not drained yet, oldest first, and then
   // frees their slots. sink must not push (it runs under the drain mutex). Returns how many it drained.
@@ -77,9 +92,8 @@ class FinishedRing {
   Slot slots_[kSlots];
 };
 
-inline bool FinishedRing::Push(const FinishedEvent& e) noexcept {
+inline void FinishedRing::PushChecked(const FinishedEvent& e) noexcept {
   const uint64_t head = head_.load(std::memory_order_relaxed);
-  if (__builtin_expect(head - cached_tail_ >= kSlots, 0) && !RefreshTail(head)) return false;
   // Relaxed atomic stores (plain stores in the machine code): Pending may copy a slot while it is being
   // rewritten, and throws such a copy away by the tail it reads afterwards.
   Slot& s = slots_[head % kSlots];
@@ -90,7 +104,6 @@ inline bool FinishedRing::Push(const FinishedEvent& e) noexcept {
   __atomic_store_n(&s.ident[0], e.ident.w[0], __ATOMIC_RELAXED);
   __atomic_store_n(&s.ident[1], e.ident.w[1], __ATOMIC_RELAXED);
   head_.store(head + 1, std::memory_order_release);
-  return true;
 }
 
 template <typename Sink>

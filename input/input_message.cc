@@ -3,15 +3,6 @@
 namespace jp::input {
 namespace {
 
-// The largest type value each release defines (TOUCH_MODE on 13+, TIMELINE on 12, FOCUS on 11, FINISHED
-// before), so that "a type we do not look for" and "garbage" are counted apart.
-uint32_t MaxType(const Layout& l) {
-  if (l.finished_form == FinishedForm::kHandledConsumeTime) return l.min_api >= 33 ? 7 : 6;
-  if (l.finished_form == FinishedForm::kSeqHandledU32) return 3;
-  return 3;
-}
-uint32_t MinType(const Layout& l) { return l.type_key; }
-
 constexpr const char* kActionNames[kActionIndexCount] = {
     "DOWN", "UP", "MULTIPLE",  // key: 0..2
     "DOWN", "UP", "MOVE", "CANCEL", "OUTSIDE", "POINTER_DOWN", "POINTER_UP", "HOVER_MOVE", "SCROLL",
@@ -36,9 +27,5 @@ const char* ActionNameByIndex(int index) {
 }
 
 const char* ActionName(EventType type, int32_t action) { return ActionNameByIndex(ActionIndex(type, action)); }
-
-Verdict ClassifyOtherType(const Layout& l, uint32_t type) {
-  return type >= MinType(l) && type <= MaxType(l) ? Verdict::kOtherType : Verdict::kUnknownType;
-}
 
 }  // namespace jp::input

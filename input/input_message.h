@@ -86,7 +86,8 @@ inline Verdict DecodeReceived(const Layout& layout, const void* packet, size_t n
 // A packet the app sent (FINISHED).
 inline Verdict DecodeSent(const Layout& layout, const void* packet, size_t n, FinishedSignal* out);
 // A type that is neither of the ones decoded: kOtherType when the release defines it, else kUnknownType.
-Verdict ClassifyOtherType(const Layout& layout, uint32_t type);
+// Inline and pure: a caller that only tests for kOk (the tracker's owner path) pays nothing for it.
+inline Verdict ClassifyOtherType(const Layout& layout, uint32_t type);
 
 // "DOWN", "MOVE", ... for a valid action, nullptr otherwise. Motion actions carry a pointer index in bits
 // 8-15, which is ignored here.
@@ -115,6 +116,14 @@ inline int64_t I64(const uint8_t* p, uint32_t off) {
   return v;
 }
 }  // namespace wire
+
+inline Verdict ClassifyOtherType(const Layout& l, uint32_t type) {
+  // The largest type value each release defines (TOUCH_MODE on 13+, TIMELINE on 12, FOCUS on 11, FINISHED
+  // before), so that "a type we do not look for" and "garbage" are counted apart.
+  const uint32_t max_type =
+      l.finished_form == FinishedForm::kHandledConsumeTime ? (l.min_api >= 33 ? 7u : 6u) : 3u;
+  return type >= l.type_key && type <= max_type ? Verdict::kOtherType : Verdict::kUnknownType;
+}
 
 inline Verdict DecodeReceived(const Layout& l, const void* packet, size_t n, ReceivedEvent* out) {
   if (packet == nullptr || n < kHeaderSize) return Verdict::kShort;

@@ -10,6 +10,7 @@
 #include "hook/caller_tid.h"
 #include "hook/clock.h"
 #include "input/hot_path.h"
+#include "input/input_layouts.h"
 
 namespace jp::input {
 
@@ -47,6 +48,11 @@ void InputTracker::Enable(const Settings& s) {
   hook::CalibrateProcessEventClock();
   gate_.ProposeOwner(s.context ? s.context->main_tid : 0);
   layout_ = s.layout;
+  layout_index_ = LayoutIndex(s.layout);
+  // The hot entries compiled for this layout (before enabled_ is published; a proxy that still holds the
+  // entry of an earlier Enable finds layout_index_ changed once inside the gate and takes the general path).
+  received_at_.store(ReceivedEntryFor(layout_index_), std::memory_order_relaxed);
+  sent_at_.store(SentEntryFor(layout_index_), std::memory_order_relaxed);
   context_ = s.context;
   timeline_ = s.context ? s.context->timeline : nullptr;
   lag_ns_.store(s.lag_ns, std::memory_order_relaxed);
@@ -146,53 +152,127 @@ JP_INPUT_COLD void InputTracker::ArmEarlier(uint64_t armed, uint64_t due) noexce
   }
 }
 
-JP_INPUT_HOT_ENTRY ssize_t InputTracker::OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
-  if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return n;
-  const uint32_t tid = hook::CallerTid();
-  const hook::InFlightGate::Pass pass = gate_.Enter(tid, enabled_);
-  if (pass.open) Received(pass.exclusive(), tid, fd, buf, n, capacity);
-  gate_.Leave(pass);
+// The owner's usual event, per side, written so that it makes no call: every rare branch leaves by a
+// tail call into a cold function that finishes the work (and leaves the gate), so the hot entries need no
+// saved registers, no stack frame and no spills (in situ every instruction of the chain counts:
+// input/hot_path.h). Whatever is checked before the first store can still go to the general path whole.
+template <int kLayout>
+JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt(InputTracker* self, int fd, const void* buf, ssize_t n,
+                                                 uint64_t now, uint32_t tid, size_t capacity) noexcept {
+  // Another thread, the owner before it is known here, a nested entry (a signal handler on the owner
+  // thread: it may not use the owner's private parts), the generic entry (fd mode, a layout from outside
+  // the table) and a stale one (loaded before a new Enable bound another layout): the gated general path.
+  if (kLayout < 0 || __builtin_expect(!self->EnterAsOwner(tid), 0)) {
+    return self->ReceivedGated(fd, buf, n, now, tid, capacity);
+  }
+  if (__builtin_expect(!self->gate_.EnterOwner(self->enabled_), 0)) return self->LeaveAsOwner(n);
+  if (__builtin_expect(self->layout_index_ != kLayout, 0)) return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
+  if constexpr (kLayout >= 0) {
+    ReceivedEvent ev;
+    if (__builtin_expect(DecodeReceivedAs<kLayout>(buf, static_cast<size_t>(n), &ev) != Verdict::kOk, 0)) {
+      return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
+    }
+    // The owner's first probe (Claim's usual case) without the kClaimed step: no other thread claims or
+    // takes in the owner's part, so the fields are written while the slot still reads kFree (every reader
+    // skips it) and one release store makes it pending.
+    PendingEvent& e = self->pending_.at(PendingEvents::OwnerFirstProbe(fd));
+    const uint32_t word = e.word.load(std::memory_order_acquire);  // pairs with Free's release
+    if (__builtin_expect(StateOf(word) != kFree, 0)) return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
+    e.fd = fd;
+    e.tid = tid;
+    e.fd_mode = false;
+    e.seq = ev.seq;
+    e.action = ev.action;
+    e.pointer_count = ev.pointer_count;
+    e.type = ev.type;
+    e.action_index = ev.action_index;
+    e.event_time_ns = ev.event_time_ns;
+    e.read_ns = now;
+    e.word.store((word & ~kStateMask) | kPending, std::memory_order_release);
+    self->events_read_.Add(true);
+    // LowerDeadline and NoteValid, their usual case inline (nothing to do), the rest in ReceivedRest.
+    const uint64_t due = now + self->lag_ns_.load(std::memory_order_relaxed);
+    self->fence_.Light();
+    if (__builtin_expect(self->armed_due_ns_.load(std::memory_order_relaxed) > due, 0) ||
+        __builtin_expect(!self->channels_.IsCleanValid(fd), 0)) {
+      return self->ReceivedRest(fd, due, n);
+    }
+    return self->LeaveAsOwner(n);
+  }
+}
+
+JP_INPUT_COLD ssize_t InputTracker::ReceivedRest(int fd, uint64_t due, ssize_t n) noexcept {
+  LowerDeadlineFenced(due);  // after the caller's Light()
+  channels_.NoteValid(fd);
+  return LeaveAsOwner(n);
+}
+
+JP_INPUT_COLD ssize_t InputTracker::ReceivedOwnerGeneral(int fd, const void* buf, ssize_t n, uint64_t now,
+                                                         size_t capacity) noexcept {
+  Received(true, hook::CallerTid(), fd, buf, n, capacity, now);
+  return LeaveAsOwner(n);
+}
+
+JP_INPUT_COLD ssize_t InputTracker::ReceivedGated(int fd, const void* buf, ssize_t n, uint64_t now, uint32_t tid,
+                                                  size_t capacity) noexcept {
+  const hook::InFlightGate::Pass pass = EnterGated(tid);
+  if (pass.open) Received(pass.exclusive(), tid, fd, buf, n, capacity, now);
+  LeaveGated(pass);
   return n;
 }
 
-JP_INPUT_HOT void InputTracker::Received(bool owner, uint32_t tid, int fd, const void* buf, ssize_t n,
-                                         size_t capacity) noexcept {
+JP_INPUT_COLD hook::InFlightGate::Pass InputTracker::EnterGated(uint32_t tid) noexcept {
+  const hook::InFlightGate::Pass pass = gate_.Enter(tid, enabled_);
+  if (pass.exclusive()) {
+    // The gate's owner never changes once set: from now on its events take EnterAsOwner's way in.
+    owner_tid_.store(tid, std::memory_order_relaxed);
+    owner_inside_.store(1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  }
+  return pass;
+}
+
+JP_INPUT_COLD void InputTracker::LeaveGated(hook::InFlightGate::Pass pass) noexcept {
+  if (pass.exclusive()) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    owner_inside_.store(0, std::memory_order_relaxed);
+  }
+  gate_.Leave(pass);
+}
+
+JP_INPUT_COLD void InputTracker::Received(bool owner, uint32_t tid, int fd, const void* buf, ssize_t n,
+                                          size_t capacity, uint64_t now) noexcept {
   if (layout_ == nullptr) {
-    ReceivedFdMode(owner, tid, fd);
+    ReceivedFdMode(owner, tid, fd, now);
     return;
   }
-  // The clock first: closest to the read's return, and no decoded field is live across its slow path's
-  // call (nor across NoteValid's, which comes last): they go from registers into the slot, not through
-  // the stack.
-  const uint64_t now = hook::ProcessEventClock().NowNs();
   ReceivedEvent ev;
   const Verdict v = DecodeReceived(*layout_, buf, static_cast<size_t>(n), &ev);
   if (__builtin_expect(v != Verdict::kOk, 0)) {
-    RejectReceived(owner, tid, fd, v, capacity);
+    RejectReceived(owner, tid, fd, v, capacity, now);
     return;
   }
   Track(owner, tid, fd, &ev, now);
   channels_.NoteValid(fd);
 }
 
-JP_INPUT_COLD void InputTracker::RejectReceived(bool owner, uint32_t tid, int fd, Verdict v,
-                                                size_t capacity) noexcept {
+void InputTracker::RejectReceived(bool owner, uint32_t tid, int fd, Verdict v, size_t capacity,
+                                  uint64_t now) noexcept {
   rejected_received_[static_cast<int>(v)].Add(owner);
   // Only a read of exactly an InputMessage is a channel read whose layout may be unknown to us;
   // other traffic of the library is just counted.
   if (v != Verdict::kOtherType && IsInputMessageCapacity(capacity) && channels_.NoteInvalid(fd)) {
-    ReceivedFdMode(owner, tid, fd);
+    ReceivedFdMode(owner, tid, fd, now);
   }
 }
 
-void InputTracker::ReceivedFdMode(bool owner, uint32_t tid, int fd) noexcept {
+void InputTracker::ReceivedFdMode(bool owner, uint32_t tid, int fd, uint64_t now) noexcept {
   // Read -> next send: a second read before that send keeps the first one's time.
   if (pending_.HasFdMode(fd)) return;
-  Track(owner, tid, fd, nullptr, hook::ProcessEventClock().NowNs());
+  Track(owner, tid, fd, nullptr, now);
 }
 
-JP_INPUT_HOT void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev,
-                                      uint64_t now) noexcept {
+void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev, uint64_t now) noexcept {
   const int index = pending_.Claim(owner, fd);
   if (__builtin_expect(index < 0, 0)) {
     table_full_.fetch_add(1, std::memory_order_relaxed);
@@ -214,18 +294,106 @@ JP_INPUT_HOT void InputTracker::Track(bool owner, uint32_t tid, int fd, const Re
   LowerDeadline(now + lag_ns_.load(std::memory_order_relaxed));
 }
 
-JP_INPUT_HOT_ENTRY ssize_t InputTracker::OnSent(int fd, const void* buf, ssize_t n) noexcept {
-  // A send that failed (EAGAIN: the socket is full) finished nothing; the retry that succeeds does.
-  if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return n;
-  const hook::InFlightGate::Pass pass = gate_.Enter(hook::CallerTid(), enabled_);
-  if (pass.open) Sent(pass.exclusive(), fd, buf, n);
-  gate_.Leave(pass);
+template <int kLayout>
+JP_INPUT_HOT_ENTRY ssize_t InputTracker::SentAt(InputTracker* self, int fd, const void* buf, ssize_t n,
+                                             uint64_t now, uint32_t tid) noexcept {
+  if (kLayout < 0 || __builtin_expect(!self->EnterAsOwner(tid), 0)) return self->SentGated(fd, buf, n, now, tid);
+  if (__builtin_expect(!self->gate_.EnterOwner(self->enabled_), 0)) return self->LeaveAsOwner(n);
+  if (__builtin_expect(self->layout_index_ != kLayout, 0) || __builtin_expect(self->channels_.AnyFdMode(), 0)) {
+    return self->SentOwnerGeneral(fd, buf, n, now);
+  }
+  if constexpr (kLayout >= 0) {
+    FinishedSignal f;
+    if (__builtin_expect(DecodeSentAs<kLayout>(buf, static_cast<size_t>(n), &f) != Verdict::kOk, 0)) {
+      return self->SentOwnerGeneral(fd, buf, n, now);
+    }
+    // Take's usual case (the event is in the first probe: a channel's events are finished in order)
+    // and a ring with room by the producer's cached tail; otherwise nothing is written yet and the
+    // general path does it all (Take's search, RefreshTail).
+    // (No fd_mode test: an fd-mode slot has seq 0, which no decoded FINISHED has.)
+    PendingEvent& e = self->pending_.at(PendingEvents::OwnerFirstProbe(fd));
+    const uint32_t seen = e.word.load(std::memory_order_acquire);
+    if (__builtin_expect(StateOf(seen) != kPending || e.fd != fd || e.seq != f.seq, 0) ||
+        __builtin_expect(!self->finished_.HasRoomCached(), 0)) {
+      return self->SentOwnerGeneral(fd, buf, n, now);
+    }
+    e.word.store((seen & ~kStateMask) | kFinishing, std::memory_order_relaxed);  // the owner's plain take
+    const uint64_t read_ns = e.read_ns;  // ours since the take: its fields are final
+    const uint64_t dur = now > read_ns ? now - read_ns : 0;
+    self->finished_.PushChecked(FinishedEvent{read_ns, dur, e.event_time_ns, f.consume_time_ns, IdentWordsOf(e)});
+    // One fence for both Dekker pairs (Finish says why), then Finish's usual case inline: not lagged (no
+    // mark of this occupant, a short duration), a deadline armed within the drain period; the rest in
+    // FinishRest.
+    self->fence_.Light();
+    if (__builtin_expect(PendingEvents::MarksOf(e, seen) != 0, 0) ||
+        __builtin_expect(dur > self->lag_ns_.load(std::memory_order_relaxed), 0) ||
+        __builtin_expect(self->armed_due_ns_.load(std::memory_order_relaxed) > now + kDrainPeriodNs, 0)) {
+      return self->FinishRest(&e, now, f.consume_time_ns, f.handled, n);
+    }
+    PendingEvents::FreeFrom(e, seen);
+    return self->LeaveAsOwner(n);
+  }
+}
+
+JP_INPUT_COLD ssize_t InputTracker::FinishRest(const PendingEvent* slot, uint64_t now, int64_t consume_time,
+                                               bool handled, ssize_t n) noexcept {
+  // Finish after its push and fence (the owner's; what Finish does from there).
+  const int index = pending_.IndexOf(slot);
+  const PendingEvent& e = *slot;
+  const uint64_t dur = now > e.read_ns ? now - e.read_ns : 0;
+  const uint32_t word = pending_.Word(index);
+  const uint32_t flags = pending_.Marks(index, word);
+  LowerDeadlineFenced(now + kDrainPeriodNs);
+  if ((flags & kLagFired) != 0 || dur > lag_ns_.load(std::memory_order_relaxed)) {
+    FinishLagged(index, word, now, consume_time, handled);
+  } else {
+    pending_.Free(index);
+  }
+  return LeaveAsOwner(n);
+}
+
+JP_INPUT_COLD ssize_t InputTracker::SentOwnerGeneral(int fd, const void* buf, ssize_t n, uint64_t now) noexcept {
+  Sent(true, fd, buf, n, now);
+  return LeaveAsOwner(n);
+}
+
+JP_INPUT_COLD ssize_t InputTracker::SentGated(int fd, const void* buf, ssize_t n, uint64_t now, uint32_t tid) noexcept {
+  const hook::InFlightGate::Pass pass = EnterGated(tid);
+  if (pass.open) Sent(pass.exclusive(), fd, buf, n, now);
+  LeaveGated(pass);
   return n;
 }
 
-JP_INPUT_HOT void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept {
+InputTracker::ReceivedEntry InputTracker::ReceivedEntryFor(int layout_index) noexcept {
+  switch (layout_index) {
+    case 0: return &ReceivedAt<0>;
+    case 1: return &ReceivedAt<1>;
+    case 2: return &ReceivedAt<2>;
+    case 3: return &ReceivedAt<3>;
+    case 4: return &ReceivedAt<4>;
+    case 5: return &ReceivedAt<5>;
+    case 6: return &ReceivedAt<6>;
+    default: return &ReceivedAt<-1>;
+  }
+}
+
+InputTracker::SentEntry InputTracker::SentEntryFor(int layout_index) noexcept {
+  switch (layout_index) {
+    case 0: return &SentAt<0>;
+    case 1: return &SentAt<1>;
+    case 2: return &SentAt<2>;
+    case 3: return &SentAt<3>;
+    case 4: return &SentAt<4>;
+    case 5: return &SentAt<5>;
+    case 6: return &SentAt<6>;
+    default: return &SentAt<-1>;
+  }
+}
+static_assert(kLayoutCount == 7, "ReceivedEntryFor / SentEntryFor have one entry per layout");
+
+JP_INPUT_COLD void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_t n, uint64_t now) noexcept {
   if (__builtin_expect(layout_ == nullptr || (channels_.AnyFdMode() && channels_.IsFdMode(fd)), 0)) {
-    SentFdMode(owner, fd);
+    SentFdMode(owner, fd, now);
     return;
   }
   FinishedSignal f;
@@ -234,7 +402,6 @@ JP_INPUT_HOT void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_
     rejected_sent_[static_cast<int>(v)].Add(owner);
     return;
   }
-  const uint64_t now = hook::ProcessEventClock().NowNs();
   const int index = pending_.Take(owner, fd, f.seq);
   if (__builtin_expect(index < 0, 0)) {
     unmatched_finished_.Add(owner);
@@ -243,21 +410,23 @@ JP_INPUT_HOT void InputTracker::Sent(bool owner, int fd, const void* buf, ssize_
   Finish(owner, index, now, f.consume_time_ns, f.handled);
 }
 
-JP_INPUT_COLD void InputTracker::SentFdMode(bool owner, int fd) noexcept {
+JP_INPUT_COLD void InputTracker::SentFdMode(bool owner, int fd, uint64_t now) noexcept {
   const int index = pending_.TakeFdMode(owner, fd);
   if (index < 0) return;
   fd_timed_.Add(owner);
-  Finish(owner, index, hook::ProcessEventClock().NowNs(), 0, false);
+  Finish(owner, index, now, 0, false);
 }
 
-JP_INPUT_HOT void InputTracker::Finish(bool owner, int index, uint64_t now, int64_t consume_time,
+void InputTracker::Finish(bool owner, int index, uint64_t now, int64_t consume_time,
                                        bool handled) noexcept {
   const PendingEvent& e = pending_.at(index);  // ours since the take: its fields are final
   const uint64_t dur = now > e.read_ns ? now - e.read_ns : 0;
   // The record is built and appended by the watchdog (DrainFinished): here only what it is made of goes
   // into the ring, in one line. Only the owner's outermost entry may push (single producer).
-  const bool pushed = owner && finished_.Push(FinishedEvent{e.read_ns, dur, e.event_time_ns, consume_time,
-                                                            IdentWordsOf(e)});
+  const bool pushed = owner && finished_.HasRoom();
+  if (__builtin_expect(pushed, 1)) {
+    finished_.PushChecked(FinishedEvent{e.read_ns, dur, e.event_time_ns, consume_time, IdentWordsOf(e)});
+  }
   // One fence for two pairs, both "our store, then their flag": the take stored kFinishing, the
   // watchdog stores its marks and then checks the state (Heavy): one of the two sides sees the other,
   // and what we read of the marks is final for this occupant; the push stored the ring's head, a

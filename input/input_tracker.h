@@ -29,6 +29,7 @@
 
 #include "hook/monitor.h"
 #include "hook/asymmetric_fence.h"
+#include "hook/caller_tid.h"
 #include "input/channel_table.h"
 #include "hook/event_clock.h"
 #include "input/finished_ring.h"
@@ -78,8 +79,23 @@ class InputTracker {
   // calls four deep (-24 user cycles and -92 instructions per round trip in situ).
   // capacity: the length the caller asked recv for.
   // Both return n, so that a proxy ends in a tail call (no epilogue of its own keeping n alive).
-  ssize_t OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept;
-  ssize_t OnSent(int fd, const void* buf, ssize_t n) noexcept;
+  // OnReceived is inline, so that the proxies read the clock (the read's time: first, closest to the
+  // read's return) while they still hold their arguments anyway, and the tracker's entry gets it as an
+  // argument: nothing of the tracker is live across the clock's slow half.
+  ssize_t OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
+    if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return n;
+    const uint64_t now = hook::ProcessEventClock().NowNs();
+    return received_at_.load(std::memory_order_relaxed)(this, fd, buf, n, now, hook::CallerTid(), capacity);
+  }
+  // The finish time is read here too, before the gate and the decoding: the proxies hold what is live
+  // across the clock's slow half anyway. A send that is not a FINISHED (a TIMELINE on 12+, rare) pays a
+  // clock read it does not use. A send that failed (EAGAIN: the socket is full) finished nothing; the
+  // retry that succeeds does.
+  ssize_t OnSent(int fd, const void* buf, ssize_t n) noexcept {
+    if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return n;
+    const uint64_t now = hook::ProcessEventClock().NowNs();
+    return sent_at_.load(std::memory_order_relaxed)(this, fd, buf, n, now, hook::CallerTid());
+  }
 
   struct Counters {
     uint64_t events_read = 0;
@@ -117,13 +133,60 @@ class InputTracker {
  private:
   InputTracker() = default;
 
-  // The hot paths are split so that what every event runs is dense code (input/hot_path.h): the rare
-  // branches (rejected packets, fd mode, arming a deadline, a lagged finish) are out-of-line cold functions.
-  void Received(bool owner, uint32_t tid, int fd, const void* buf, ssize_t n, size_t capacity) noexcept;
-  void RejectReceived(bool owner, uint32_t tid, int fd, Verdict v, size_t capacity) noexcept;
-  void Sent(bool owner, int fd, const void* buf, ssize_t n) noexcept;
-  void SentFdMode(bool owner, int fd) noexcept;
-  void ReceivedFdMode(bool owner, uint32_t tid, int fd) noexcept;
+  // The hot paths are split so that what every event runs is dense code (input/hot_path.h) and makes no
+  // call: the entries per layout (ReceivedAt / SentAt, kLayout the bound layout's index in kLayoutTable,
+  // its decoders compiled in; -1 the generic entry for fd mode or a layout from outside the table) run the
+  // owner's usual event inline, and leave by a tail call into a cold function for anything else: another
+  // thread (ReceivedShared / SentShared), a nested entry, a stale entry, a rejected packet, a busy first
+  // slot, a full ring by the cached tail (ReceivedOwnerGeneral / SentOwnerGeneral: the general path, from
+  // scratch, before anything was written), or work left after the stores (ReceivedRest: a deadline to
+  // arm, a channel to note; FinishRest: a lag, a deadline). Each of those leaves the gate and returns n.
+  // now: the event's time (event clock), tid: the caller's, both read by the inline OnReceived / OnSent.
+  using ReceivedEntry = ssize_t (*)(InputTracker*, int, const void*, ssize_t, uint64_t, uint32_t, size_t) noexcept;
+  using SentEntry = ssize_t (*)(InputTracker*, int, const void*, ssize_t, uint64_t, uint32_t) noexcept;
+  static ReceivedEntry ReceivedEntryFor(int layout_index) noexcept;
+  static SentEntry SentEntryFor(int layout_index) noexcept;
+  template <int kLayout>
+  static ssize_t ReceivedAt(InputTracker* self, int fd, const void* buf, ssize_t n, uint64_t now, uint32_t tid,
+                            size_t capacity) noexcept;
+  template <int kLayout>
+  static ssize_t SentAt(InputTracker* self, int fd, const void* buf, ssize_t n, uint64_t now, uint32_t tid) noexcept;
+  ssize_t ReceivedRest(int fd, uint64_t due, ssize_t n) noexcept;
+  ssize_t ReceivedOwnerGeneral(int fd, const void* buf, ssize_t n, uint64_t now, size_t capacity) noexcept;
+  ssize_t ReceivedGated(int fd, const void* buf, ssize_t n, uint64_t now, uint32_t tid, size_t capacity) noexcept;
+  ssize_t FinishRest(const PendingEvent* slot, uint64_t now, int64_t consume_time_ns, bool handled, ssize_t n) noexcept;
+  ssize_t SentOwnerGeneral(int fd, const void* buf, ssize_t n, uint64_t now) noexcept;
+  ssize_t SentGated(int fd, const void* buf, ssize_t n, uint64_t now, uint32_t tid) noexcept;
+
+  // The owner's way in, without the gate's owner lookup (InFlightGate::EnterOwner, as the looper's poll
+  // source enters): the caller is the gate's owner when its tid is the one EnterGated learnt from the
+  // gate (the owner never changes once set), and not nested when owner_inside_ is 0 (a signal handler that
+  // interrupts the owner inside reads 1 and goes through the gate, which counts it as nested; one that
+  // comes between the load and the store of 1 has left before the store, as with the gate's depth).
+  // True: the caller is the owner, marked inside, and must now EnterOwner, then leave by LeaveAsOwner.
+  bool EnterAsOwner(uint32_t tid) noexcept {
+    if (tid != owner_tid_.load(std::memory_order_relaxed) || owner_inside_.load(std::memory_order_relaxed) != 0) {
+      return false;
+    }
+    owner_inside_.store(1, std::memory_order_relaxed);  // ordered before the work by EnterOwner's Light()
+    return true;
+  }
+  ssize_t LeaveAsOwner(ssize_t n) noexcept {
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // the owner's work, then the flag
+    owner_inside_.store(0, std::memory_order_relaxed);
+    gate_.LeaveOwner();
+    return n;
+  }
+  // The gate's own Enter / Leave for everyone else (and the owner until it is known); an exclusive pass
+  // teaches owner_tid_ and is marked in owner_inside_ too.
+  hook::InFlightGate::Pass EnterGated(uint32_t tid) noexcept;
+  void LeaveGated(hook::InFlightGate::Pass pass) noexcept;
+  // The general path (any thread, any packet; owner: the caller may use the owner's private parts).
+  void Received(bool owner, uint32_t tid, int fd, const void* buf, ssize_t n, size_t capacity, uint64_t now) noexcept;
+  void RejectReceived(bool owner, uint32_t tid, int fd, Verdict v, size_t capacity, uint64_t now) noexcept;
+  void Sent(bool owner, int fd, const void* buf, ssize_t n, uint64_t now) noexcept;
+  void SentFdMode(bool owner, int fd, uint64_t now) noexcept;
+  void ReceivedFdMode(bool owner, uint32_t tid, int fd, uint64_t now) noexcept;
   // Claims a pending slot for a read event (ev == nullptr: an fd-mode read) and arms the lag deadline.
   // now: the read's time (event clock).
   void Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev, uint64_t now_ns) noexcept;
@@ -164,9 +227,17 @@ class InputTracker {
   // counters and the argument ids; line 2 (finish side only) the action names. After the two syscalls of a
   // round trip every distinct line is a likely L1 miss (they were spread over seven).
   std::atomic<bool> enabled_{false};
+  std::atomic<uint8_t> owner_inside_{0};  // the owner thread's only (EnterAsOwner)
+  std::atomic<uint32_t> owner_tid_{0};    // the gate's owner once seen (0: not yet)
   hook::AsymmetricFence fence_;
   // Settings, written by Enable before enabled_ is published and read by the hot paths after.
   const Layout* layout_ = nullptr;
+  // layout_'s index in kLayoutTable (input/input_layouts.h), -1 for another one or none; and the hot
+  // entries compiled for it (ReceivedEntryFor / SentEntryFor): the proxies call them through these
+  // pointers, so the layout is bound once per Enable instead of looked up per packet.
+  int layout_index_ = -1;
+  std::atomic<ReceivedEntry> received_at_{&ReceivedAt<-1>};
+  std::atomic<SentEntry> sent_at_{&SentAt<-1>};
   hook::Timeline* timeline_ = nullptr;  // context_->timeline, one pointer hop less on the hot path
   std::atomic<uint64_t> lag_ns_{100000000};
   // Due time of the monitor deadline that is armed (UINT64_MAX: none). Lowered by CAS from the hot path,

@@ -129,15 +129,24 @@ class PendingEvents {
     const uint32_t next_generation = GenerationOf(w.load(std::memory_order_relaxed)) + 1;
     w.store(next_generation << kGenerationShift | kFree, std::memory_order_release);
   }
+  // Free for a holder that knows the slot's word (`word`: any state of the current occupant).
+  static void FreeFrom(PendingEvent& slot, uint32_t word) noexcept {
+    slot.word.store((GenerationOf(word) + 1) << kGenerationShift | kFree, std::memory_order_release);
+  }
   // The marks of the slot's current occupant (`word` is its state word).
-  uint32_t Marks(int index, uint32_t word) const noexcept {
-    const uint32_t m = slots_[index].marks.load(std::memory_order_relaxed);
+  uint32_t Marks(int index, uint32_t word) const noexcept { return MarksOf(slots_[index], word); }
+  static uint32_t MarksOf(const PendingEvent& slot, uint32_t word) noexcept {
+    const uint32_t m = slot.marks.load(std::memory_order_relaxed);
     return GenerationOf(m) == GenerationOf(word) ? (m & kFlagMask) : 0;
   }
+  int IndexOf(const PendingEvent* slot) const noexcept { return static_cast<int>(slot - slots_); }
   // Watchdog: sets the marks of the occupant in `word`.
   void SetMarks(int index, uint32_t word, uint32_t flags) noexcept {
     slots_[index].marks.store((word & ~(kStateMask | kFlagMask)) | flags, std::memory_order_relaxed);
   }
+
+  // The owner's first probe for fd (Claim's and Take's usual slot).
+  static int OwnerFirstProbe(int fd) noexcept { return static_cast<int>(Hash(fd)); }
 
   PendingEvent& at(int index) noexcept { return slots_[index]; }
   const PendingEvent& at(int index) const noexcept { return slots_[index]; }
