@@ -56,9 +56,14 @@ class FinishedRing {
     return __builtin_expect(head - cached_tail_ < kSlots, 1) || RefreshTail(head);
   }
   inline void PushChecked(const FinishedEvent& e) noexcept;
-  // HasRoom without RefreshTail: true when the producer's cached tail alone says there is room (false
-  // may still have room; HasRoom reads the consumer's tail).
-  bool HasRoomCached() const noexcept { return head_.load(std::memory_order_relaxed) - cached_tail_ < kSlots; }
+  // The owner's push straight from the pending slot, for the input tracker's fast path: Head() once,
+  // RoomAt(head) by the producer's cached tail alone (false may still have room: HasRoom reads the
+  // consumer's tail), then PushFrom(head, ...), which copies the slot's fields one load and one store at
+  // a time (a FinishedEvent built first would hold all six in registers at once: the stores may alias
+  // the slot, so no load can move past one).
+  uint64_t Head() const noexcept { return head_.load(std::memory_order_relaxed); }
+  bool RoomAt(uint64_t head) const noexcept { return head - cached_tail_ < kSlots; }
+  inline void PushFrom(uint64_t head, const PendingEvent& e, uint64_t dur_ns, int64_t consume_time_ns) noexcept;
 
   // Calls sink(const FinishedEvent&) for every item pushed and not drained yet, oldest first, and then
   // frees their slots. sink must not push (it runs under the drain mutex). Returns how many it drained.
@@ -103,6 +108,19 @@ inline void FinishedRing::PushChecked(const FinishedEvent& e) noexcept {
   __atomic_store_n(&s.consume_time_ns, e.consume_time_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&s.ident[0], e.ident.w[0], __ATOMIC_RELAXED);
   __atomic_store_n(&s.ident[1], e.ident.w[1], __ATOMIC_RELAXED);
+  head_.store(head + 1, std::memory_order_release);
+}
+
+inline void FinishedRing::PushFrom(uint64_t head, const PendingEvent& e, uint64_t dur_ns,
+                                   int64_t consume_time_ns) noexcept {
+  Slot& s = slots_[head % kSlots];
+  __atomic_store_n(&s.read_ns, e.read_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&s.dur_ns, dur_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&s.event_time_ns, e.event_time_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&s.consume_time_ns, consume_time_ns, __ATOMIC_RELAXED);
+  const EventIdentWords ident = IdentWordsOf(e);
+  __atomic_store_n(&s.ident[0], ident.w[0], __ATOMIC_RELAXED);
+  __atomic_store_n(&s.ident[1], ident.w[1], __ATOMIC_RELAXED);
   head_.store(head + 1, std::memory_order_release);
 }
 

@@ -130,16 +130,16 @@ inline Verdict DecodeReceived(const Layout& l, const void* packet, size_t n, Rec
   const uint8_t* p = static_cast<const uint8_t*>(packet);
   const uint32_t type = wire::U32(p, 0);
   EventType et;
-  if (type == l.type_key) {
-    if (n != l.key_size) return Verdict::kBadSize;
-    et = EventType::kKey;
-  } else if (type == l.type_motion) {
+  if (type == l.type_motion) {  // first: touches are most of what a channel carries
     if (n < l.pointers_off) return Verdict::kBadSize;
     const uint32_t count = wire::U32(p, l.pointer_count_off);
     if (count == 0 || count > kMaxPointers) return Verdict::kBadField;
     if (n != l.MotionSize(count)) return Verdict::kBadSize;
     et = EventType::kMotion;
     out->pointer_count = count;
+  } else if (type == l.type_key) {
+    if (n != l.key_size) return Verdict::kBadSize;
+    et = EventType::kKey;
   } else {
     return ClassifyOtherType(l, type);
   }

@@ -69,6 +69,7 @@ void InputTracker::Enable(const Settings& s) {
     value_fd_ = tl->Intern("fd");
   }
   channels_.Clear();
+  clean_fd_.store(-1, std::memory_order_relaxed);
   armed_due_ns_.store(UINT64_MAX, std::memory_order_relaxed);
   // Reports and exports see the records the ring still holds (registered before any can be pushed).
   lent_to_ = s.context ? s.context->reports : nullptr;
@@ -100,6 +101,7 @@ void InputTracker::Disable() {
   }
   for (hook::StackSample& s : stacks_) s = hook::StackSample{};
   channels_.Clear();
+  clean_fd_.store(-1, std::memory_order_relaxed);
   // No hot path pushes any more (the gate is drained): what the ring holds goes into the timeline now,
   // before the provider that lends it is removed, so no report or export in between misses a record.
   DrainFinished();
@@ -152,50 +154,75 @@ JP_INPUT_COLD void InputTracker::ArmEarlier(uint64_t armed, uint64_t due) noexce
   }
 }
 
+namespace {
+// The slot as one opaque pointer: the compiler otherwise keeps two forms of its address (the tracker
+// plus the slot's offset for the fields, the slot itself for its word), one register more on a path that
+// has none to spare. An empty asm, no instruction.
+inline PendingEvent& SlotRegister(PendingEvent& slot) noexcept {
+  PendingEvent* p = &slot;
+  __asm__("" : "+r"(p));
+  return *p;
+}
+}  // namespace
+
 // The owner's usual event, per side, written so that it makes no call: every rare branch leaves by a
 // tail call into a cold function that finishes the work (and leaves the gate), so the hot entries need no
 // saved registers, no stack frame and no spills (in situ every instruction of the chain counts:
 // input/hot_path.h). Whatever is checked before the first store can still go to the general path whole.
 template <int kLayout>
 JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt(InputTracker* self, int fd, const void* buf, ssize_t n,
-                                                 uint64_t now, uint32_t tid, size_t capacity) noexcept {
+                                                 uint64_t now, uint64_t tid_capacity) noexcept {
+  const uint32_t tid = static_cast<uint32_t>(tid_capacity);
   // Another thread, the owner before it is known here, a nested entry (a signal handler on the owner
   // thread: it may not use the owner's private parts), the generic entry (fd mode, a layout from outside
   // the table) and a stale one (loaded before a new Enable bound another layout): the gated general path.
   if (kLayout < 0 || __builtin_expect(!self->EnterAsOwner(tid), 0)) {
-    return self->ReceivedGated(fd, buf, n, now, tid, capacity);
+    return self->ReceivedGated(fd, buf, n, now, tid_capacity);
   }
   if (__builtin_expect(!self->gate_.EnterOwner(self->enabled_), 0)) return self->LeaveAsOwner(n);
-  if (__builtin_expect(self->layout_index_ != kLayout, 0)) return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
+  if (__builtin_expect(self->layout_index_ != kLayout, 0)) return self->ReceivedOwnerGeneral(fd, buf, n, now, tid_capacity);
   if constexpr (kLayout >= 0) {
-    ReceivedEvent ev;
-    if (__builtin_expect(DecodeReceivedAs<kLayout>(buf, static_cast<size_t>(n), &ev) != Verdict::kOk, 0)) {
-      return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
-    }
     // The owner's first probe (Claim's usual case) without the kClaimed step: no other thread claims or
     // takes in the owner's part, so the fields are written while the slot still reads kFree (every reader
-    // skips it) and one release store makes it pending.
-    PendingEvent& e = self->pending_.at(PendingEvents::OwnerFirstProbe(fd));
+    // skips a free slot, and one that copied it while it was still the previous occupant's sees the
+    // generation moved) and one release store makes it pending. So the fields known before decoding
+    // go in first: a packet that then fails leaves a free slot with stale fields, which nothing reads.
+    // Touches only (a MOTION is never shorter than its pointers' offset; a KEY always is): the decoder
+    // is then compiled without its KEY branch and keeps fewer values live.
+    constexpr size_t kMinMotion = kLayoutTable[kLayout]->pointers_off;
+    static_assert(kLayoutTable[kLayout]->key_size < kMinMotion, "a KEY is shorter than any MOTION");
+    PendingEvent& e = SlotRegister(self->pending_.at(PendingEvents::OwnerFirstProbe(fd)));
     const uint32_t word = e.word.load(std::memory_order_acquire);  // pairs with Free's release
-    if (__builtin_expect(StateOf(word) != kFree, 0)) return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
+    if (__builtin_expect(StateOf(word) != kFree, 0) || __builtin_expect(static_cast<size_t>(n) < kMinMotion, 0)) {
+      return self->ReceivedOwnerGeneral(fd, buf, n, now, tid_capacity);
+    }
     e.fd = fd;
     e.tid = tid;
     e.fd_mode = false;
+    e.read_ns = now;
+    ReceivedEvent ev;
+    if (__builtin_expect(DecodeReceivedAs<kLayout>(buf, static_cast<size_t>(n), &ev) != Verdict::kOk, 0)) {
+      return self->ReceivedOwnerGeneral(fd, buf, n, now, tid_capacity);
+    }
     e.seq = ev.seq;
     e.action = ev.action;
     e.pointer_count = ev.pointer_count;
     e.type = ev.type;
     e.action_index = ev.action_index;
     e.event_time_ns = ev.event_time_ns;
-    e.read_ns = now;
     e.word.store((word & ~kStateMask) | kPending, std::memory_order_release);
     self->events_read_.Add(true);
     // LowerDeadline and NoteValid, their usual case inline (nothing to do), the rest in ReceivedRest.
     const uint64_t due = now + self->lag_ns_.load(std::memory_order_relaxed);
     self->fence_.Light();
-    if (__builtin_expect(self->armed_due_ns_.load(std::memory_order_relaxed) > due, 0) ||
-        __builtin_expect(!self->channels_.IsCleanValid(fd), 0)) {
+    // The channel's "validated, nothing to note" look: first the fd it last held for (one compare), then
+    // the table's own first look (a second channel), which moves that hint.
+    if (__builtin_expect(self->armed_due_ns_.load(std::memory_order_relaxed) > due, 0)) {
       return self->ReceivedRest(fd, due, n);
+    }
+    if (__builtin_expect(fd != self->clean_fd_.load(std::memory_order_relaxed), 0)) {
+      if (!self->channels_.IsCleanValid(fd)) return self->ReceivedRest(fd, due, n);
+      self->clean_fd_.store(fd, std::memory_order_relaxed);
     }
     return self->LeaveAsOwner(n);
   }
@@ -208,15 +235,16 @@ JP_INPUT_COLD ssize_t InputTracker::ReceivedRest(int fd, uint64_t due, ssize_t n
 }
 
 JP_INPUT_COLD ssize_t InputTracker::ReceivedOwnerGeneral(int fd, const void* buf, ssize_t n, uint64_t now,
-                                                         size_t capacity) noexcept {
-  Received(true, hook::CallerTid(), fd, buf, n, capacity, now);
+                                                         uint64_t tid_capacity) noexcept {
+  Received(true, static_cast<uint32_t>(tid_capacity), fd, buf, n, tid_capacity >> 32, now);
   return LeaveAsOwner(n);
 }
 
-JP_INPUT_COLD ssize_t InputTracker::ReceivedGated(int fd, const void* buf, ssize_t n, uint64_t now, uint32_t tid,
-                                                  size_t capacity) noexcept {
+JP_INPUT_COLD ssize_t InputTracker::ReceivedGated(int fd, const void* buf, ssize_t n, uint64_t now,
+                                                  uint64_t tid_capacity) noexcept {
+  const uint32_t tid = static_cast<uint32_t>(tid_capacity);
   const hook::InFlightGate::Pass pass = EnterGated(tid);
-  if (pass.open) Received(pass.exclusive(), tid, fd, buf, n, capacity, now);
+  if (pass.open) Received(pass.exclusive(), tid, fd, buf, n, tid_capacity >> 32, now);
   LeaveGated(pass);
   return n;
 }
@@ -311,21 +339,22 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::SentAt(InputTracker* self, int fd, cons
     // and a ring with room by the producer's cached tail; otherwise nothing is written yet and the
     // general path does it all (Take's search, RefreshTail).
     // (No fd_mode test: an fd-mode slot has seq 0, which no decoded FINISHED has.)
-    PendingEvent& e = self->pending_.at(PendingEvents::OwnerFirstProbe(fd));
+    PendingEvent& e = SlotRegister(self->pending_.at(PendingEvents::OwnerFirstProbe(fd)));
     const uint32_t seen = e.word.load(std::memory_order_acquire);
+    const uint64_t head = self->finished_.Head();
     if (__builtin_expect(StateOf(seen) != kPending || e.fd != fd || e.seq != f.seq, 0) ||
-        __builtin_expect(!self->finished_.HasRoomCached(), 0)) {
+        __builtin_expect(!self->finished_.RoomAt(head), 0)) {
       return self->SentOwnerGeneral(fd, buf, n, now);
     }
     e.word.store((seen & ~kStateMask) | kFinishing, std::memory_order_relaxed);  // the owner's plain take
     const uint64_t read_ns = e.read_ns;  // ours since the take: its fields are final
     const uint64_t dur = now > read_ns ? now - read_ns : 0;
-    self->finished_.PushChecked(FinishedEvent{read_ns, dur, e.event_time_ns, f.consume_time_ns, IdentWordsOf(e)});
+    self->finished_.PushFrom(head, e, dur, f.consume_time_ns);
     // One fence for both Dekker pairs (Finish says why), then Finish's usual case inline: not lagged (no
     // mark of this occupant, a short duration), a deadline armed within the drain period; the rest in
     // FinishRest.
     self->fence_.Light();
-    if (__builtin_expect(PendingEvents::MarksOf(e, seen) != 0, 0) ||
+    if (__builtin_expect(PendingEvents::HasMarks(e, seen), 0) ||
         __builtin_expect(dur > self->lag_ns_.load(std::memory_order_relaxed), 0) ||
         __builtin_expect(self->armed_due_ns_.load(std::memory_order_relaxed) > now + kDrainPeriodNs, 0)) {
       return self->FinishRest(&e, now, f.consume_time_ns, f.handled, n);

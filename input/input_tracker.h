@@ -85,7 +85,7 @@ class InputTracker {
   ssize_t OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
     if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return n;
     const uint64_t now = hook::ProcessEventClock().NowNs();
-    return received_at_.load(std::memory_order_relaxed)(this, fd, buf, n, now, hook::CallerTid(), capacity);
+    return received_at_.load(std::memory_order_relaxed)(this, fd, buf, n, now, TidCapacity(hook::CallerTid(), capacity));
   }
   // The finish time is read here too, before the gate and the decoding: the proxies hold what is live
   // across the clock's slow half anyway. A send that is not a FINISHED (a TIMELINE on 12+, rare) pays a
@@ -141,19 +141,27 @@ class InputTracker {
   // slot, a full ring by the cached tail (ReceivedOwnerGeneral / SentOwnerGeneral: the general path, from
   // scratch, before anything was written), or work left after the stores (ReceivedRest: a deadline to
   // arm, a channel to note; FinishRest: a lag, a deadline). Each of those leaves the gate and returns n.
-  // now: the event's time (event clock), tid: the caller's, both read by the inline OnReceived / OnSent.
-  using ReceivedEntry = ssize_t (*)(InputTracker*, int, const void*, ssize_t, uint64_t, uint32_t, size_t) noexcept;
+  // now: the event's time (event clock), tid: the caller's, both read by the inline OnReceived / OnSent
+  // (TidCapacity on the read side).
+  using ReceivedEntry = ssize_t (*)(InputTracker*, int, const void*, ssize_t, uint64_t, uint64_t) noexcept;
   using SentEntry = ssize_t (*)(InputTracker*, int, const void*, ssize_t, uint64_t, uint32_t) noexcept;
   static ReceivedEntry ReceivedEntryFor(int layout_index) noexcept;
   static SentEntry SentEntryFor(int layout_index) noexcept;
   template <int kLayout>
-  static ssize_t ReceivedAt(InputTracker* self, int fd, const void* buf, ssize_t n, uint64_t now, uint32_t tid,
-                            size_t capacity) noexcept;
+  static ssize_t ReceivedAt(InputTracker* self, int fd, const void* buf, ssize_t n, uint64_t now,
+                            uint64_t tid_capacity) noexcept;
   template <int kLayout>
   static ssize_t SentAt(InputTracker* self, int fd, const void* buf, ssize_t n, uint64_t now, uint32_t tid) noexcept;
   ssize_t ReceivedRest(int fd, uint64_t due, ssize_t n) noexcept;
-  ssize_t ReceivedOwnerGeneral(int fd, const void* buf, ssize_t n, uint64_t now, size_t capacity) noexcept;
-  ssize_t ReceivedGated(int fd, const void* buf, ssize_t n, uint64_t now, uint32_t tid, size_t capacity) noexcept;
+  ssize_t ReceivedOwnerGeneral(int fd, const void* buf, ssize_t n, uint64_t now, uint64_t tid_capacity) noexcept;
+  ssize_t ReceivedGated(int fd, const void* buf, ssize_t n, uint64_t now, uint64_t tid_capacity) noexcept;
+  // The reader's tid (low half) and recv length (high half) in one argument, so that the read entry takes
+  // six, all in registers, and the proxy ends in a tail call. A length that does not fit in 32 bits is no
+  // InputMessage's (what the general path asks of it), kept as UINT32_MAX.
+  static uint64_t TidCapacity(uint32_t tid, size_t capacity) noexcept {
+    const uint64_t c = capacity > UINT32_MAX ? uint64_t{UINT32_MAX} : static_cast<uint64_t>(capacity);
+    return c << 32 | tid;
+  }
   ssize_t FinishRest(const PendingEvent* slot, uint64_t now, int64_t consume_time_ns, bool handled, ssize_t n) noexcept;
   ssize_t SentOwnerGeneral(int fd, const void* buf, ssize_t n, uint64_t now) noexcept;
   ssize_t SentGated(int fd, const void* buf, ssize_t n, uint64_t now, uint32_t tid) noexcept;
@@ -243,6 +251,10 @@ class InputTracker {
   // Due time of the monitor deadline that is armed (UINT64_MAX: none). Lowered by CAS from the hot path,
   // reset by the callback that fires for it; see LowerDeadline and OnMonitorDeadline.
   std::atomic<uint64_t> armed_due_ns_{UINT64_MAX};
+  // An fd whose channel-table slot says "validated, nothing to note" (ChannelTable::IsCleanValid): a
+  // clean slot stays clean until Clear (NoteInvalid leaves a validated channel alone), so the owner's
+  // read path checks this one word first. Written by the owner's path; reset with the table (-1).
+  std::atomic<int32_t> clean_fd_{-1};
   hook::SplitCounter events_read_, events_finished_;
   uint16_t name_fd_timed_ = 0, key_fd_ = 0, key_seq_ = 0, key_dispatch_ = 0, key_consume_ = 0, key_mode_ = 0,
            value_fd_ = 0;

@@ -139,6 +139,11 @@ class PendingEvents {
     const uint32_t m = slot.marks.load(std::memory_order_relaxed);
     return GenerationOf(m) == GenerationOf(word) ? (m & kFlagMask) : 0;
   }
+  // MarksOf(slot, word) != 0, with the usual case (no flags at all) first: one load and one test.
+  static bool HasMarks(const PendingEvent& slot, uint32_t word) noexcept {
+    const uint32_t m = slot.marks.load(std::memory_order_relaxed);
+    return (m & kFlagMask) != 0 && GenerationOf(m ^ word) == 0;
+  }
   int IndexOf(const PendingEvent* slot) const noexcept { return static_cast<int>(slot - slots_); }
   // Watchdog: sets the marks of the occupant in `word`.
   void SetMarks(int index, uint32_t word, uint32_t flags) noexcept {
