@@ -171,16 +171,15 @@ inline PendingEvent& SlotRegister(PendingEvent& slot) noexcept {
 // input/hot_path.h). Whatever is checked before the first store can still go to the general path whole.
 template <int kLayout>
 JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt(InputTracker* self, int fd, const void* buf, ssize_t n,
-                                                 uint64_t now, uint64_t tid_capacity) noexcept {
-  const uint32_t tid = static_cast<uint32_t>(tid_capacity);
+                                                 uint64_t now, size_t capacity) noexcept {
   // Another thread, the owner before it is known here, a nested entry (a signal handler on the owner
   // thread: it may not use the owner's private parts), the generic entry (fd mode, a layout from outside
   // the table) and a stale one (loaded before a new Enable bound another layout): the gated general path.
-  if (kLayout < 0 || __builtin_expect(!self->EnterAsOwner(tid), 0)) {
-    return self->ReceivedGated(fd, buf, n, now, tid_capacity);
+  if (kLayout < 0 || __builtin_expect(!self->EnterAsOwner(), 0)) {
+    return self->ReceivedGated(fd, buf, n, now, capacity);
   }
   if (__builtin_expect(!self->gate_.EnterOwner(self->enabled_), 0)) return self->LeaveAsOwner(n);
-  if (__builtin_expect(self->layout_index_ != kLayout, 0)) return self->ReceivedOwnerGeneral(fd, buf, n, now, tid_capacity);
+  if (__builtin_expect(self->layout_index_ != kLayout, 0)) return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
   if constexpr (kLayout >= 0) {
     // The owner's first probe (Claim's usual case) without the kClaimed step: no other thread claims or
     // takes in the owner's part, so the fields are written while the slot still reads kFree (every reader
@@ -194,15 +193,15 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt(InputTracker* self, int fd, 
     PendingEvent& e = SlotRegister(self->pending_.at(PendingEvents::OwnerFirstProbe(fd)));
     const uint32_t word = e.word.load(std::memory_order_acquire);  // pairs with Free's release
     if (__builtin_expect(StateOf(word) != kFree, 0) || __builtin_expect(static_cast<size_t>(n) < kMinMotion, 0)) {
-      return self->ReceivedOwnerGeneral(fd, buf, n, now, tid_capacity);
+      return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
     }
     e.fd = fd;
-    e.tid = tid;
+    e.tid = self->owner_tid_.load(std::memory_order_relaxed);  // the caller's: it is the owner
     e.fd_mode = false;
     e.read_ns = now;
     ReceivedEvent ev;
     if (__builtin_expect(DecodeReceivedAs<kLayout>(buf, static_cast<size_t>(n), &ev) != Verdict::kOk, 0)) {
-      return self->ReceivedOwnerGeneral(fd, buf, n, now, tid_capacity);
+      return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
     }
     e.seq = ev.seq;
     e.action = ev.action;
@@ -235,16 +234,16 @@ JP_INPUT_COLD ssize_t InputTracker::ReceivedRest(int fd, uint64_t due, ssize_t n
 }
 
 JP_INPUT_COLD ssize_t InputTracker::ReceivedOwnerGeneral(int fd, const void* buf, ssize_t n, uint64_t now,
-                                                         uint64_t tid_capacity) noexcept {
-  Received(true, static_cast<uint32_t>(tid_capacity), fd, buf, n, tid_capacity >> 32, now);
+                                                         size_t capacity) noexcept {
+  Received(true, owner_tid_.load(std::memory_order_relaxed), fd, buf, n, capacity, now);
   return LeaveAsOwner(n);
 }
 
 JP_INPUT_COLD ssize_t InputTracker::ReceivedGated(int fd, const void* buf, ssize_t n, uint64_t now,
-                                                  uint64_t tid_capacity) noexcept {
-  const uint32_t tid = static_cast<uint32_t>(tid_capacity);
+                                                  size_t capacity) noexcept {
+  const uint32_t tid = hook::CallerTid();
   const hook::InFlightGate::Pass pass = EnterGated(tid);
-  if (pass.open) Received(pass.exclusive(), tid, fd, buf, n, tid_capacity >> 32, now);
+  if (pass.open) Received(pass.exclusive(), tid, fd, buf, n, capacity, now);
   LeaveGated(pass);
   return n;
 }
@@ -254,6 +253,7 @@ JP_INPUT_COLD hook::InFlightGate::Pass InputTracker::EnterGated(uint32_t tid) no
   if (pass.exclusive()) {
     // The gate's owner never changes once set: from now on its events take EnterAsOwner's way in.
     owner_tid_.store(tid, std::memory_order_relaxed);
+    owner_tp_.store(reinterpret_cast<uintptr_t>(__builtin_thread_pointer()), std::memory_order_relaxed);
     owner_inside_.store(1, std::memory_order_relaxed);
     std::atomic_signal_fence(std::memory_order_seq_cst);
   }
@@ -324,8 +324,8 @@ void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* 
 
 template <int kLayout>
 JP_INPUT_HOT_ENTRY ssize_t InputTracker::SentAt(InputTracker* self, int fd, const void* buf, ssize_t n,
-                                             uint64_t now, uint32_t tid) noexcept {
-  if (kLayout < 0 || __builtin_expect(!self->EnterAsOwner(tid), 0)) return self->SentGated(fd, buf, n, now, tid);
+                                             uint64_t now) noexcept {
+  if (kLayout < 0 || __builtin_expect(!self->EnterAsOwner(), 0)) return self->SentGated(fd, buf, n, now);
   if (__builtin_expect(!self->gate_.EnterOwner(self->enabled_), 0)) return self->LeaveAsOwner(n);
   if (__builtin_expect(self->layout_index_ != kLayout, 0) || __builtin_expect(self->channels_.AnyFdMode(), 0)) {
     return self->SentOwnerGeneral(fd, buf, n, now);
@@ -386,8 +386,8 @@ JP_INPUT_COLD ssize_t InputTracker::SentOwnerGeneral(int fd, const void* buf, ss
   return LeaveAsOwner(n);
 }
 
-JP_INPUT_COLD ssize_t InputTracker::SentGated(int fd, const void* buf, ssize_t n, uint64_t now, uint32_t tid) noexcept {
-  const hook::InFlightGate::Pass pass = EnterGated(tid);
+JP_INPUT_COLD ssize_t InputTracker::SentGated(int fd, const void* buf, ssize_t n, uint64_t now) noexcept {
+  const hook::InFlightGate::Pass pass = EnterGated(hook::CallerTid());
   if (pass.open) Sent(pass.exclusive(), fd, buf, n, now);
   LeaveGated(pass);
   return n;

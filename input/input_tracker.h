@@ -85,7 +85,10 @@ class InputTracker {
   ssize_t OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
     if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return n;
     const uint64_t now = hook::ProcessEventClock().NowNs();
-    return received_at_.load(std::memory_order_relaxed)(this, fd, buf, n, now, TidCapacity(hook::CallerTid(), capacity));
+    // Loaded after the clock: C++17 evaluates the callee before the arguments, which kept it live across
+    // the clock's rare call (one saved register more in every proxy).
+    const ReceivedEntry entry = received_at_.load(std::memory_order_relaxed);
+    return entry(this, fd, buf, n, now, capacity);
   }
   // The finish time is read here too, before the gate and the decoding: the proxies hold what is live
   // across the clock's slow half anyway. A send that is not a FINISHED (a TIMELINE on 12+, rare) pays a
@@ -94,7 +97,8 @@ class InputTracker {
   ssize_t OnSent(int fd, const void* buf, ssize_t n) noexcept {
     if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return n;
     const uint64_t now = hook::ProcessEventClock().NowNs();
-    return sent_at_.load(std::memory_order_relaxed)(this, fd, buf, n, now, hook::CallerTid());
+    const SentEntry entry = sent_at_.load(std::memory_order_relaxed);
+    return entry(this, fd, buf, n, now);
   }
 
   struct Counters {
@@ -141,39 +145,36 @@ class InputTracker {
   // slot, a full ring by the cached tail (ReceivedOwnerGeneral / SentOwnerGeneral: the general path, from
   // scratch, before anything was written), or work left after the stores (ReceivedRest: a deadline to
   // arm, a channel to note; FinishRest: a lag, a deadline). Each of those leaves the gate and returns n.
-  // now: the event's time (event clock), tid: the caller's, both read by the inline OnReceived / OnSent
-  // (TidCapacity on the read side).
-  using ReceivedEntry = ssize_t (*)(InputTracker*, int, const void*, ssize_t, uint64_t, uint64_t) noexcept;
-  using SentEntry = ssize_t (*)(InputTracker*, int, const void*, ssize_t, uint64_t, uint32_t) noexcept;
+  // now: the event's time (event clock), read by the inline OnReceived / OnSent.
+  using ReceivedEntry = ssize_t (*)(InputTracker*, int, const void*, ssize_t, uint64_t, size_t) noexcept;
+  using SentEntry = ssize_t (*)(InputTracker*, int, const void*, ssize_t, uint64_t) noexcept;
   static ReceivedEntry ReceivedEntryFor(int layout_index) noexcept;
   static SentEntry SentEntryFor(int layout_index) noexcept;
   template <int kLayout>
   static ssize_t ReceivedAt(InputTracker* self, int fd, const void* buf, ssize_t n, uint64_t now,
-                            uint64_t tid_capacity) noexcept;
+                            size_t capacity) noexcept;
   template <int kLayout>
-  static ssize_t SentAt(InputTracker* self, int fd, const void* buf, ssize_t n, uint64_t now, uint32_t tid) noexcept;
+  static ssize_t SentAt(InputTracker* self, int fd, const void* buf, ssize_t n, uint64_t now) noexcept;
   ssize_t ReceivedRest(int fd, uint64_t due, ssize_t n) noexcept;
-  ssize_t ReceivedOwnerGeneral(int fd, const void* buf, ssize_t n, uint64_t now, uint64_t tid_capacity) noexcept;
-  ssize_t ReceivedGated(int fd, const void* buf, ssize_t n, uint64_t now, uint64_t tid_capacity) noexcept;
-  // The reader's tid (low half) and recv length (high half) in one argument, so that the read entry takes
-  // six, all in registers, and the proxy ends in a tail call. A length that does not fit in 32 bits is no
-  // InputMessage's (what the general path asks of it), kept as UINT32_MAX.
-  static uint64_t TidCapacity(uint32_t tid, size_t capacity) noexcept {
-    const uint64_t c = capacity > UINT32_MAX ? uint64_t{UINT32_MAX} : static_cast<uint64_t>(capacity);
-    return c << 32 | tid;
-  }
+  ssize_t ReceivedOwnerGeneral(int fd, const void* buf, ssize_t n, uint64_t now, size_t capacity) noexcept;
+  ssize_t ReceivedGated(int fd, const void* buf, ssize_t n, uint64_t now, size_t capacity) noexcept;
   ssize_t FinishRest(const PendingEvent* slot, uint64_t now, int64_t consume_time_ns, bool handled, ssize_t n) noexcept;
   ssize_t SentOwnerGeneral(int fd, const void* buf, ssize_t n, uint64_t now) noexcept;
-  ssize_t SentGated(int fd, const void* buf, ssize_t n, uint64_t now, uint32_t tid) noexcept;
+  ssize_t SentGated(int fd, const void* buf, ssize_t n, uint64_t now) noexcept;
 
-  // The owner's way in, without the gate's owner lookup (InFlightGate::EnterOwner, as the looper's poll
-  // source enters): the caller is the gate's owner when its tid is the one EnterGated learnt from the
-  // gate (the owner never changes once set), and not nested when owner_inside_ is 0 (a signal handler that
-  // interrupts the owner inside reads 1 and goes through the gate, which counts it as nested; one that
-  // comes between the load and the store of 1 has left before the store, as with the gate's depth).
+  // The owner's way in, without the gate's owner lookup and without the caller's tid (InFlightGate::
+  // EnterOwner, as the looper's poll source enters): the caller is the gate's owner when its thread
+  // pointer (one register) is the one EnterGated learnt when the gate let the owner in exclusively (the
+  // gate's owner never changes once set; the tid recorded is the one learnt with it), and not nested when
+  // owner_inside_ is 0 (a signal handler that interrupts the owner inside reads 1 and goes through the
+  // gate, which counts it as nested; one that comes between the load and the store of 1 has left before
+  // the store, as with the gate's depth). A thread pointer belongs to one live thread: only an owner that
+  // is not the main thread (the plugin did not know it) and exited could pass its pointer, and with it
+  // the owner's place, to a new thread, whose records would then carry the old owner's tid.
   // True: the caller is the owner, marked inside, and must now EnterOwner, then leave by LeaveAsOwner.
-  bool EnterAsOwner(uint32_t tid) noexcept {
-    if (tid != owner_tid_.load(std::memory_order_relaxed) || owner_inside_.load(std::memory_order_relaxed) != 0) {
+  bool EnterAsOwner() noexcept {
+    if (reinterpret_cast<uintptr_t>(__builtin_thread_pointer()) != owner_tp_.load(std::memory_order_relaxed) ||
+        owner_inside_.load(std::memory_order_relaxed) != 0) {
       return false;
     }
     owner_inside_.store(1, std::memory_order_relaxed);  // ordered before the work by EnterOwner's Light()
@@ -236,7 +237,8 @@ class InputTracker {
   // round trip every distinct line is a likely L1 miss (they were spread over seven).
   std::atomic<bool> enabled_{false};
   std::atomic<uint8_t> owner_inside_{0};  // the owner thread's only (EnterAsOwner)
-  std::atomic<uint32_t> owner_tid_{0};    // the gate's owner once seen (0: not yet)
+  std::atomic<uint32_t> owner_tid_{0};    // the gate's owner once seen (0: not yet), and its thread pointer
+  std::atomic<uintptr_t> owner_tp_{0};    // (never 0 for a thread: an unknown owner matches no one)
   hook::AsymmetricFence fence_;
   // Settings, written by Enable before enabled_ is published and read by the hot paths after.
   const Layout* layout_ = nullptr;
