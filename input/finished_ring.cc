@@ -7,7 +7,8 @@ static_assert((FinishedRing::kSlots & (FinishedRing::kSlots - 1)) == 0, "slot in
 FinishedEvent FinishedRing::Load(const Slot& s) noexcept {
   FinishedEvent e;
   e.read_ns = __atomic_load_n(&s.read_ns, __ATOMIC_RELAXED);
-  e.dur_ns = __atomic_load_n(&s.dur_ns, __ATOMIC_RELAXED);
+  const uint64_t finish = __atomic_load_n(&s.finish_ns, __ATOMIC_RELAXED);
+  e.dur_ns = finish > e.read_ns ? finish - e.read_ns : 0;
   e.event_time_ns = __atomic_load_n(&s.event_time_ns, __ATOMIC_RELAXED);
   e.consume_time_ns = __atomic_load_n(&s.consume_time_ns, __ATOMIC_RELAXED);
   e.ident.w[0] = __atomic_load_n(&s.ident[0], __ATOMIC_RELAXED);

@@ -63,7 +63,9 @@ class FinishedRing {
   // the slot, so no load can move past one).
   uint64_t Head() const noexcept { return head_.load(std::memory_order_relaxed); }
   bool RoomAt(uint64_t head) const noexcept { return head - cached_tail_ < kSlots; }
-  inline void PushFrom(uint64_t head, const PendingEvent& e, uint64_t dur_ns, int64_t consume_time_ns) noexcept;
+  // finish_ns: the FINISHED's time; the item's duration is finish_ns - e.read_ns, 0 if the clock read
+  // went backwards (computed by Load, off the app's thread).
+  inline void PushFrom(uint64_t head, const PendingEvent& e, uint64_t finish_ns, int64_t consume_time_ns) noexcept;
 
   // Calls sink(const FinishedEvent&) for every item pushed and not drained yet, oldest first, and then
   // frees their slots. sink must not push (it runs under the drain mutex). Returns how many it drained.
@@ -79,9 +81,10 @@ class FinishedRing {
   uint64_t drained() const noexcept { return tail_.load(std::memory_order_acquire); }
 
  private:
-  // One line per slot: the producer's stores for one event fill one line.
+  // One line per slot: the producer's stores for one event fill one line. The finish time rather than
+  // the duration: the owner's path stores what it has (Load takes the difference).
   struct alignas(64) Slot {
-    uint64_t read_ns, dur_ns;
+    uint64_t read_ns, finish_ns;
     int64_t event_time_ns, consume_time_ns;
     uint64_t ident[2];
   };
@@ -103,7 +106,7 @@ inline void FinishedRing::PushChecked(const FinishedEvent& e) noexcept {
   // rewritten, and throws such a copy away by the tail it reads afterwards.
   Slot& s = slots_[head % kSlots];
   __atomic_store_n(&s.read_ns, e.read_ns, __ATOMIC_RELAXED);
-  __atomic_store_n(&s.dur_ns, e.dur_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&s.finish_ns, e.read_ns + e.dur_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&s.event_time_ns, e.event_time_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&s.consume_time_ns, e.consume_time_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&s.ident[0], e.ident.w[0], __ATOMIC_RELAXED);
@@ -111,11 +114,11 @@ inline void FinishedRing::PushChecked(const FinishedEvent& e) noexcept {
   head_.store(head + 1, std::memory_order_release);
 }
 
-inline void FinishedRing::PushFrom(uint64_t head, const PendingEvent& e, uint64_t dur_ns,
+inline void FinishedRing::PushFrom(uint64_t head, const PendingEvent& e, uint64_t finish_ns,
                                    int64_t consume_time_ns) noexcept {
   Slot& s = slots_[head % kSlots];
   __atomic_store_n(&s.read_ns, e.read_ns, __ATOMIC_RELAXED);
-  __atomic_store_n(&s.dur_ns, dur_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&s.finish_ns, finish_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&s.event_time_ns, e.event_time_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&s.consume_time_ns, consume_time_ns, __ATOMIC_RELAXED);
   const EventIdentWords ident = IdentWordsOf(e);

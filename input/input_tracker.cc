@@ -209,7 +209,8 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt(InputTracker* self, int fd, 
     e.type = ev.type;
     e.action_index = ev.action_index;
     e.event_time_ns = ev.event_time_ns;
-    e.word.store((word & ~kStateMask) | kPending, std::memory_order_release);
+    static_assert(kFree == 0, "a free word's state bits are 0");
+    e.word.store(word | kPending, std::memory_order_release);
     self->events_read_.Add(true);
     // LowerDeadline and NoteValid, their usual case inline (nothing to do), the rest in ReceivedRest.
     const uint64_t due = now + self->lag_ns_.load(std::memory_order_relaxed);
@@ -327,7 +328,11 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::SentAt(InputTracker* self, int fd, cons
                                              uint64_t now) noexcept {
   if (kLayout < 0 || __builtin_expect(!self->EnterAsOwner(), 0)) return self->SentGated(fd, buf, n, now);
   if (__builtin_expect(!self->gate_.EnterOwner(self->enabled_), 0)) return self->LeaveAsOwner(n);
-  if (__builtin_expect(self->layout_index_ != kLayout, 0) || __builtin_expect(self->channels_.AnyFdMode(), 0)) {
+  // A FINISHED is exactly finished_size bytes: checked first, the decoder's own size checks fold away.
+  // (No fd-mode look here: a channel in fd mode never validated a packet, so its only pending events are
+  // fd-mode ones, seq 0, which the take below never matches; the general path then times it.)
+  if (__builtin_expect(self->layout_index_ != kLayout, 0) ||
+      __builtin_expect(static_cast<size_t>(n) != kLayoutTable[kLayout < 0 ? 0 : kLayout]->finished_size, 0)) {
     return self->SentOwnerGeneral(fd, buf, n, now);
   }
   if constexpr (kLayout >= 0) {
@@ -346,16 +351,16 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::SentAt(InputTracker* self, int fd, cons
         __builtin_expect(!self->finished_.RoomAt(head), 0)) {
       return self->SentOwnerGeneral(fd, buf, n, now);
     }
-    e.word.store((seen & ~kStateMask) | kFinishing, std::memory_order_relaxed);  // the owner's plain take
-    const uint64_t read_ns = e.read_ns;  // ours since the take: its fields are final
-    const uint64_t dur = now > read_ns ? now - read_ns : 0;
-    self->finished_.PushFrom(head, e, dur, f.consume_time_ns);
+    static_assert(kFinishing == kPending + 1, "the take adds one to a pending word");
+    e.word.store(seen + 1, std::memory_order_relaxed);  // the owner's plain take: kPending -> kFinishing
+    self->finished_.PushFrom(head, e, now, f.consume_time_ns);  // e is ours since the take: final fields
     // One fence for both Dekker pairs (Finish says why), then Finish's usual case inline: not lagged (no
     // mark of this occupant, a short duration), a deadline armed within the drain period; the rest in
     // FinishRest.
     self->fence_.Light();
+    // (now > read + lag is Finish's dur > lag: dur is now - read, or 0 when now is not past read.)
     if (__builtin_expect(PendingEvents::HasMarks(e, seen), 0) ||
-        __builtin_expect(dur > self->lag_ns_.load(std::memory_order_relaxed), 0) ||
+        __builtin_expect(now > e.read_ns + self->lag_ns_.load(std::memory_order_relaxed), 0) ||
         __builtin_expect(self->armed_due_ns_.load(std::memory_order_relaxed) > now + kDrainPeriodNs, 0)) {
       return self->FinishRest(&e, now, f.consume_time_ns, f.handled, n);
     }
