@@ -49,10 +49,6 @@ extern InputTracker* g_tracker;
 class InputTracker {
  public:
   static InputTracker& Get();
-  // For the proxies: the instance without Get()'s call and guard check. Valid in a proxy because the
-  // proxies are installed (release) after Enable() went through Get(), and a proxy loads its hook handle
-  // (acquire) before it gets here.
-  static InputTracker& ForProxies() noexcept { return *internal::g_tracker; }
 
   struct Settings {
     const Layout* layout = nullptr;  // nullptr: unknown release, every fd is timed read -> next send
@@ -74,31 +70,40 @@ class InputTracker {
   std::string ClockJson() const { return hook::ProcessEventClock().StatusJson(); }
 
   // Hot paths: called by the proxies after the original call returned (errno is preserved: nothing on
-  // them sets it but the watchdog calls on their rare branches, which save it). Flattened: everything
-  // they call in input_tracker.cc except the cold halves is inlined, one function per side instead of
-  // calls four deep (-24 user cycles and -92 instructions per round trip in situ).
-  // capacity: the length the caller asked recv for.
-  // Both return n, so that a proxy ends in a tail call (no epilogue of its own keeping n alive).
-  // OnReceived is inline, so that the proxies read the clock (the read's time: first, closest to the
-  // read's return) while they still hold their arguments anyway, and the tracker's entry gets it as an
-  // argument: nothing of the tracker is live across the clock's slow half.
+  // them sets it but the watchdog calls on their rare branches, which save it). capacity: the length the
+  // caller asked recv for. Both return n, so that a proxy ends in a tail call.
+  // Inline, so that the proxies read the clock (the read's time: first, closest to the read's return;
+  // the finish time likewise) while they hold their arguments anyway, and the tracker's entry for the
+  // bound layout gets it as an argument: nothing of the tracker is live across the clock's slow half.
+  // No look at enabled_ here: the entry's way into the gate checks it anyway, and the proxies are only
+  // installed while the monitor is on (one left in another tool's chain after a stop reads a clock for
+  // nothing). A send that is not a FINISHED (a TIMELINE on 12+, far rarer than touches) pays a clock read
+  // it does not use. A send that failed (EAGAIN: the socket is full) finished nothing; the retry that
+  // succeeds does.
   ssize_t OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
-    if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return n;
+    if (n <= 0) return n;
     const uint64_t now = hook::ProcessEventClock().NowNs();
-    // Loaded after the clock: C++17 evaluates the callee before the arguments, which kept it live across
-    // the clock's rare call (one saved register more in every proxy).
-    const ReceivedEntry entry = received_at_.load(std::memory_order_relaxed);
-    return entry(this, fd, buf, n, now, capacity);
+    return ReceivedAtNow(this, fd, buf, n, now, capacity);
   }
-  // The finish time is read here too, before the gate and the decoding: the proxies hold what is live
-  // across the clock's slow half anyway. A send that is not a FINISHED (a TIMELINE on 12+, rare) pays a
-  // clock read it does not use. A send that failed (EAGAIN: the socket is full) finished nothing; the
-  // retry that succeeds does.
   ssize_t OnSent(int fd, const void* buf, ssize_t n) noexcept {
-    if (n <= 0 || !enabled_.load(std::memory_order_relaxed)) return n;
+    if (n <= 0) return n;
     const uint64_t now = hook::ProcessEventClock().NowNs();
-    const SentEntry entry = sent_at_.load(std::memory_order_relaxed);
-    return entry(this, fd, buf, n, now);
+    return SentAtNow(this, fd, buf, n, now);
+  }
+  // The same for the proxies, which also load the tracker only after the clock (one value fewer live
+  // across its rare call: one saved register less in the send proxies). internal::g_tracker is the
+  // instance without Get()'s call and guard check: valid in a proxy because the proxies are installed
+  // (release) after Enable() went through Get(), and a proxy loads its cached target or hook handle
+  // (acquire) before it gets here.
+  static ssize_t ProxyReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
+    if (n <= 0) return n;
+    const uint64_t now = hook::ProcessEventClock().NowNs();
+    return ReceivedAtNow(internal::g_tracker, fd, buf, n, now, capacity);
+  }
+  static ssize_t ProxySent(int fd, const void* buf, ssize_t n) noexcept {
+    if (n <= 0) return n;
+    const uint64_t now = hook::ProcessEventClock().NowNs();
+    return SentAtNow(internal::g_tracker, fd, buf, n, now);
   }
 
   struct Counters {
@@ -149,6 +154,17 @@ class InputTracker {
   using ReceivedEntry = ssize_t (*)(InputTracker*, int, const void*, ssize_t, uint64_t, size_t) noexcept;
   using SentEntry = ssize_t (*)(InputTracker*, int, const void*, ssize_t, uint64_t) noexcept;
   static ReceivedEntry ReceivedEntryFor(int layout_index) noexcept;
+  // The entry is loaded after the clock: C++17 evaluates a callee before the arguments, which kept it
+  // live across the clock's rare call (one saved register more in every proxy).
+  static ssize_t ReceivedAtNow(InputTracker* t, int fd, const void* buf, ssize_t n, uint64_t now,
+                               size_t capacity) noexcept {
+    const ReceivedEntry entry = t->received_at_.load(std::memory_order_relaxed);
+    return entry(t, fd, buf, n, now, capacity);
+  }
+  static ssize_t SentAtNow(InputTracker* t, int fd, const void* buf, ssize_t n, uint64_t now) noexcept {
+    const SentEntry entry = t->sent_at_.load(std::memory_order_relaxed);
+    return entry(t, fd, buf, n, now);
+  }
   static SentEntry SentEntryFor(int layout_index) noexcept;
   template <int kLayout>
   static ssize_t ReceivedAt(InputTracker* self, int fd, const void* buf, ssize_t n, uint64_t now,
