@@ -46,8 +46,8 @@ inline int LayoutIndex(const Layout* l) noexcept {
 // DecodeReceived / DecodeSent with the layout kLayoutTable[kIndex] compiled in: the same inline decoder
 // with a constant layout, so the compiler folds its fields into immediates; results are the generic
 // decoder's, bit for bit (tests/input/input_message_test.cc checks every layout against it).
-template <int kIndex>
-inline Verdict DecodeReceivedAs(const void* packet, size_t n, ReceivedEvent* out) {
+template <int kIndex, typename Out>
+inline Verdict DecodeReceivedAs(const void* packet, size_t n, Out* out) {
   static_assert(kIndex >= 0 && kIndex < kLayoutCount, "a layout of the table");
   return DecodeReceived(*kLayoutTable[kIndex], packet, n, out);
 }

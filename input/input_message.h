@@ -81,8 +81,12 @@ constexpr int kVerdictCount = 6;
 const char* VerdictName(Verdict verdict);
 
 // The decoders are inline (below): the input monitor's flattened hot paths absorb them.
-// A packet the app received (KEY or MOTION). n: the bytes recv returned.
-inline Verdict DecodeReceived(const Layout& layout, const void* packet, size_t n, ReceivedEvent* out);
+// A packet the app received (KEY or MOTION). n: the bytes recv returned. Out: ReceivedEvent, or any type
+// with its fields (the input tracker decodes straight into a pending slot). Each field is stored as soon
+// as it is checked, so that few values are live at once: on any verdict but kOk, *out may be partly
+// written.
+template <typename Out>
+inline Verdict DecodeReceived(const Layout& layout, const void* packet, size_t n, Out* out);
 // A packet the app sent (FINISHED).
 inline Verdict DecodeSent(const Layout& layout, const void* packet, size_t n, FinishedSignal* out);
 // A type that is neither of the ones decoded: kOtherType when the release defines it, else kUnknownType.
@@ -125,7 +129,8 @@ inline Verdict ClassifyOtherType(const Layout& l, uint32_t type) {
   return type >= l.type_key && type <= max_type ? Verdict::kOtherType : Verdict::kUnknownType;
 }
 
-inline Verdict DecodeReceived(const Layout& l, const void* packet, size_t n, ReceivedEvent* out) {
+template <typename Out>
+inline Verdict DecodeReceived(const Layout& l, const void* packet, size_t n, Out* out) {
   if (packet == nullptr || n < kHeaderSize) return Verdict::kShort;
   const uint8_t* p = static_cast<const uint8_t*>(packet);
   const uint32_t type = wire::U32(p, 0);
@@ -140,21 +145,24 @@ inline Verdict DecodeReceived(const Layout& l, const void* packet, size_t n, Rec
   } else if (type == l.type_key) {
     if (n != l.key_size) return Verdict::kBadSize;
     et = EventType::kKey;
+    out->pointer_count = 0;
   } else {
     return ClassifyOtherType(l, type);
   }
+  // Any of these is kBadField, so their order is free: each field is stored once it is checked.
   const uint32_t seq = l.seq_in_header ? wire::U32(p, 4) : wire::U32(p, kHeaderSize);
+  if (seq == 0) return Verdict::kBadField;
+  out->seq = seq;
   const int64_t event_time = wire::I64(p, l.event_time_off);
+  if (event_time <= 0) return Verdict::kBadField;
+  out->event_time_ns = event_time;
   int32_t action;
   std::memcpy(&action, p + l.action_off, sizeof action);
   const int action_index = ActionIndex(et, action);
-  if (seq == 0 || event_time <= 0 || action_index < 0) return Verdict::kBadField;
+  if (action_index < 0) return Verdict::kBadField;
   out->type = et;
   out->action_index = static_cast<int8_t>(action_index);
-  out->seq = seq;
   out->action = action;
-  out->event_time_ns = event_time;
-  if (et == EventType::kKey) out->pointer_count = 0;
   return Verdict::kOk;
 }
 

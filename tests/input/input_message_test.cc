@@ -4,11 +4,13 @@
 
 #include <array>
 #include <cstring>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "input/input_layouts.h"
 #include "input/input_message.h"
+#include "input/pending_events.h"
 
 namespace jp::input {
 namespace {
@@ -123,14 +125,20 @@ TEST(InputLayouts, TimelineIsNotAFinish) {
   EXPECT_EQ(DecodeSent(*l, t.data(), t.size(), &f), Verdict::kOtherType);
 }
 
-// The decoders compiled per layout (what the input tracker's entries run) against the generic decoder
-// reading the same layout from the table: every layout, on packets of every release (its own and every
-// other one's, valid and broken), must give the same verdict and, when ok, the same fields.
+// The decoders compiled per layout (what the input tracker's entries run, decoding straight into a
+// pending slot) against the generic decoder reading the same layout from the table: every layout, on
+// packets of every release (its own and every other one's, valid and broken), must give the same verdict
+// and, when ok, the same fields.
 using ReceivedDecoder = Verdict (*)(const void*, size_t, ReceivedEvent*);
+using SlotDecoder = Verdict (*)(const void*, size_t, PendingEvent*);
 using SentDecoder = Verdict (*)(const void*, size_t, FinishedSignal*);
 template <size_t... I>
 std::array<ReceivedDecoder, sizeof...(I)> ReceivedDecoders(std::index_sequence<I...>) {
   return {&DecodeReceivedAs<static_cast<int>(I)>...};
+}
+template <size_t... I>
+std::array<SlotDecoder, sizeof...(I)> SlotDecoders(std::index_sequence<I...>) {
+  return {&DecodeReceivedAs<static_cast<int>(I), PendingEvent>...};
 }
 template <size_t... I>
 std::array<SentDecoder, sizeof...(I)> SentDecoders(std::index_sequence<I...>) {
@@ -192,6 +200,7 @@ std::vector<std::vector<uint8_t>> PacketsOf(const Sheet& s) {
 TEST(BoundDecoders, EveryLayoutDecodesEveryReleasesPacketsAsTheGenericDecoder) {
   const auto received = ReceivedDecoders(std::make_index_sequence<kLayoutCount>());
   const auto sent = SentDecoders(std::make_index_sequence<kLayoutCount>());
+  const auto into_slot = SlotDecoders(std::make_index_sequence<kLayoutCount>());
   size_t layouts = 0;
   const Layout* const* all = AllLayouts(&layouts);
   ASSERT_EQ(layouts, static_cast<size_t>(kLayoutCount));
@@ -215,6 +224,16 @@ TEST(BoundDecoders, EveryLayoutDecodesEveryReleasesPacketsAsTheGenericDecoder) {
           EXPECT_EQ(bound.event_time_ns, generic.event_time_ns);
           EXPECT_EQ(bound.pointer_count, generic.pointer_count);
           EXPECT_EQ(bound.action_index, generic.action_index);
+        }
+        auto slot = std::make_unique<PendingEvent>();
+        ASSERT_EQ(into_slot[static_cast<size_t>(i)](p.data(), p.size(), slot.get()), gv);
+        if (gv == Verdict::kOk) {
+          EXPECT_EQ(slot->type, generic.type);
+          EXPECT_EQ(slot->seq, generic.seq);
+          EXPECT_EQ(slot->action, generic.action);
+          EXPECT_EQ(slot->event_time_ns, generic.event_time_ns);
+          EXPECT_EQ(slot->pointer_count, generic.pointer_count);
+          EXPECT_EQ(slot->action_index, generic.action_index);
         }
         FinishedSignal gf, bf;
         const Verdict gs = DecodeSent(l, p.data(), p.size(), &gf);
