@@ -19,9 +19,14 @@ include(UseJava)
 find_package(RapidJSON QUIET)
 find_path(JP_DEMO_RAPIDJSON_DIR rapidjson/document.h)
 
+# The app's jar holds jankprobe's Java classes too, as an Android app's dex does (the build merges a
+# library's classes into the app's own dex): one classpath entry, one class loader, one archive opened and
+# indexed, instead of a second jar the JVM opens for the library alone. The classes still load through the
+# app's class loader, found by name from JNI_OnLoad as on a phone.
 file(GLOB jp_demo_app_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/demo/java/com/example/demo/*.java)
-add_jar(jp_demo_app SOURCES ${jp_demo_app_sources} INCLUDE_JARS jp_android_standins jankprobe_java
-        OUTPUT_NAME demo-app OUTPUT_DIR ${CMAKE_BINARY_DIR}/tools)
+file(GLOB_RECURSE jp_demo_jankprobe_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/java/src/*.java)
+add_jar(jp_demo_app SOURCES ${jp_demo_app_sources} ${jp_demo_jankprobe_sources} INCLUDE_JARS jp_android_standins
+        OUTPUT_NAME demo-app-with-jankprobe OUTPUT_DIR ${CMAKE_BINARY_DIR}/tools)
 
 file(GLOB jp_demo_launcher_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/demo/launcher/*.cc)
 add_executable(jankprobe-demo ${jp_demo_launcher_sources})
@@ -31,11 +36,10 @@ target_include_directories(jankprobe-demo PRIVATE ${PROJECT_SOURCE_DIR})
 target_include_directories(jankprobe-demo SYSTEM PRIVATE ${JP_DEMO_RAPIDJSON_DIR} ${JNI_INCLUDE_DIRS})
 target_compile_definitions(jankprobe-demo PRIVATE
     JP_DEMO_STANDINS_JAR="$<TARGET_PROPERTY:jp_android_standins,JAR_FILE>"
-    JP_DEMO_JANKPROBE_JAR="$<TARGET_PROPERTY:jankprobe_java,JAR_FILE>"
     JP_DEMO_APP_JAR="$<TARGET_PROPERTY:jp_demo_app,JAR_FILE>"
     JP_DEMO_LIBJANKPROBE="$<TARGET_FILE:jankprobe>"
     JP_DEMO_CONFIG_DIR="${CMAKE_CURRENT_LIST_DIR}/demo/config")
-add_dependencies(jankprobe-demo jp_demo_app jankprobe_java jp_android_standins jankprobe)
+add_dependencies(jankprobe-demo jp_demo_app jp_android_standins jankprobe)
 # The stand-in MessageQueue waits in a host libutils.so (epoll_wait through its PLT, as android::Looper
 # does), which is what the looper monitor's default poll source hooks; without it the app would wait in
 # Java and the looper monitor would fall back to its Printer source. Built even without the tests.

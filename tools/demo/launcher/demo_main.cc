@@ -1,7 +1,8 @@
 // jankprobe-demo: the process around the demo app, playing what Android provides around a real app. It
 // opens the InputChannel (the libinput.so fixture), runs the dispatcher thread that streams touches into
-// it, starts OpenJDK with the JVM harness (android.os stand-ins as the framework, jankprobe.jar + the demo
-// app in the app's own class loader), registers the framework natives the app calls, and runs the app.
+// it, starts OpenJDK with the JVM harness (android.os stand-ins as the framework, the demo app's jar, which
+// holds jankprobe's classes as an APK's dex would, in the app's own class loader), registers the framework
+// natives the app calls, and runs the app.
 // The app itself loads jankprobe the way an app does (System.loadLibrary + JankProbe.start).
 //
 //   jankprobe-demo [--check] [--out DIR] [--config-dir DIR]   the scripted faults (./run demo)
@@ -336,7 +337,7 @@ int main(int argc, char** argv) {
   lib_dir = lib_dir.substr(0, lib_dir.rfind('/'));
   jp::testing::JvmOptions jvm_options;
   jvm_options.system_classpath = {JP_DEMO_STANDINS_JAR};
-  jvm_options.app_classpath = {JP_DEMO_JANKPROBE_JAR, JP_DEMO_APP_JAR};
+  jvm_options.app_classpath = {JP_DEMO_APP_JAR};  // the app with jankprobe's classes, as in an APK's dex
   jvm_options.jvm_args = {"-Djava.library.path=" + lib_dir, "-Xms64m", "-Xmx64m"};
   // Extra JVM options for measurements (e.g. JP_DEMO_JVM_ARGS="-XX:NativeMemoryTracking=summary
   // -XX:+PrintNMTStatistics"), split at blanks; the runs the benchmark compares leave it unset.
