@@ -11,7 +11,7 @@
 #define JANKPROBE_INPUT_HOT_PATH_H_
 
 #define JP_INPUT_HOT __attribute__((hot))
-// An entry of the hot path (the tracker's OnReceived/OnSent): also flattened, everything it calls that
+// An entry of the hot path (the tracker's ReceivedAt/SentAt per layout): also flattened, everything it calls that
 // is visible and not cold inlined into one function.
 #define JP_INPUT_HOT_ENTRY __attribute__((hot, flatten))
 #define JP_INPUT_COLD __attribute__((cold, noinline))

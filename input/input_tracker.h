@@ -9,14 +9,18 @@
 // and all report building run on the watchdog thread.
 //
 // Hot-path cost, and why it is what it is (BENCHMARKS.md, "Input monitor"): per event the owner thread
-// (InFlightGate) pays two clock reads (EventClock: the CPU counter, not clock_gettime); everything else is
-// plain loads and stores, ordered against the watchdog by an AsymmetricFence. The owner does not append
-// the event's record to the shared timeline: it pushes what the record is made of into a FinishedRing,
-// and the watchdog appends it (DrainFinished) within kDrainPeriodNs; until then reports and exports get
-// the record lent (LendFinished, a hook::InFlightProvider). Other threads append their records themselves. In situ (between syscalls) what counts is also how many code and data lines an event
-// touches: see input/hot_path.h. The deadline is armed
-// lazily (only when no earlier one is armed) and the watchdog scans the table when it fires, instead of
-// an arm + disarm per event.
+// (InFlightGate) pays two clock reads (EventClock: the CPU counter, not clock_gettime), taken by the
+// proxies; everything else is plain loads and stores, ordered against the watchdog by an AsymmetricFence.
+// The layout is bound once per Enable: the proxies call the entry compiled for it (its decoders with the
+// offsets as immediates), the owner is recognised by its thread pointer and enters the gate as its owner,
+// and the owner's usual event runs without a call, every rare branch leaving by a tail call into a cold
+// function (what is live in registers is all the hot path keeps). The owner does not append the event's
+// record to the shared timeline: it pushes what the record is made of into a FinishedRing, and the
+// watchdog appends it (DrainFinished) within kDrainPeriodNs; until then reports and exports get the
+// record lent (LendFinished, a hook::InFlightProvider). Other threads append their records themselves. In
+// situ (between syscalls) what counts is also how many code and data lines an event touches: see
+// input/hot_path.h. The deadline is armed lazily (only when no earlier one is armed) and the watchdog
+// scans the table when it fires, instead of an arm + disarm per event.
 #ifndef JANKPROBE_INPUT_INPUT_TRACKER_H_
 #define JANKPROBE_INPUT_INPUT_TRACKER_H_
 

@@ -10,7 +10,11 @@
 //
 // Who writes the state word, and why most writes need no read-modify-write:
 // - claim: the owner thread (InFlightGate) claims in the first kOwnerSlots with plain stores, since no one
-//   else ever claims there; other threads (and the owner when its part is full) claim in the rest by CAS;
+//   else ever claims there; other threads (and the owner when its part is full) claim in the rest by CAS.
+//   The input tracker's owner path skips kClaimed in its first probe: it fills a slot that still reads
+//   kFree (every reader skips a free slot; one that copied the previous occupant sees the generation
+//   moved) and publishes kPending from there; a packet that fails on the way leaves stale fields in a
+//   free slot, which nothing reads;
 // - take: the owner takes a slot of its own part with a plain store; everything else by CAS from the
 //   exact word it matched. A plain take could only collide with a second thread finishing the same
 //   (fd, seq) at the same moment, i.e. two threads driving one InputConsumer at once, which is not

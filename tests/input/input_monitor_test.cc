@@ -3,8 +3,11 @@
 // timing is checked against brackets the test itself measured around the app's calls (ground truth).
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <time.h>
 
+#include <cstdio>
 #include <thread>
 
 #include "tests/fixtures/libinput/input_channel.h"
@@ -334,6 +337,126 @@ TEST_F(InputMonitorTest, TwoReadingThreadsAtOnceEveryEventMatchedOnce) {
   EXPECT_EQ(InputDetail("counters", "pending"), "0");
   jpfx_channel_close(main_ch);
   jpfx_channel_close(other_ch);
+}
+
+// A signal handler on the owner thread that reads and finishes events of its own channel while the
+// owner may be inside the tracker: such a nested entry must not use the owner's private parts (the
+// owner's slots, counters and ring are written without atomic read-modify-writes), so it takes the
+// gate's shared way. Whatever the interleaving, every event of both channels is matched once.
+namespace nested {
+jpfx_channel* g_channel = nullptr;
+volatile sig_atomic_t g_published = 0, g_finished = 0;
+void OnTimer(int) {
+  const int saved_errno = errno;
+  if (g_channel != nullptr) {
+    const uint32_t seq = static_cast<uint32_t>(g_published) + 1;
+    if (jpfx_publish_motion(g_channel, seq, 2, static_cast<int64_t>(hook::MonotonicNs()), 1) == 0) {
+      g_published = static_cast<sig_atomic_t>(seq);
+      jpfx_event ev{};
+      if (jpfx_consume(g_channel, &ev) == 1 && jpfx_finish(g_channel, ev.seq, 1, ev.consume_time) == 0) {
+        g_finished = g_finished + 1;
+      }
+      uint32_t f;
+      int hd;
+      int64_t c;
+      while (jpfx_dispatcher_receive(g_channel, &f, &hd, &c) == 1) {
+      }
+    }
+  }
+  errno = saved_errno;
+}
+}  // namespace nested
+
+TEST_F(InputMonitorTest, SignalHandlerReadingInsideTheOwnersEventsIsNestedAndMatchesEverything) {
+  ASSERT_EQ(h.Start(1000, 5000, 33), JANKPROBE_OK) << jankprobe_last_error();
+  const std::string unmatched_before = InputDetail("counters", "unmatched_finished");
+  const std::string full_before = InputDetail("counters", "table_full");
+  const InputTracker::Counters before = InputTracker::Get().counters();
+  jpfx_channel* main_ch = jpfx_channel_open(33, JPFX_IO_BIONIC);
+  jpfx_channel* sig_ch = jpfx_channel_open(33, JPFX_IO_GLIBC);
+  ASSERT_TRUE(main_ch && sig_ch);
+  nested::g_channel = sig_ch;
+  struct sigaction sa {};
+  sa.sa_handler = &nested::OnTimer;
+  sa.sa_flags = SA_RESTART;
+  struct sigaction old_sa {};
+  ASSERT_EQ(sigaction(SIGALRM, &sa, &old_sa), 0);
+  // Aimed at this thread (the owner): every 20 us, so that some land inside the tracker.
+  sigevent sev{};
+  sev.sigev_notify = SIGEV_THREAD_ID;
+  sev.sigev_signo = SIGALRM;
+  sev._sigev_un._tid = static_cast<pid_t>(hook::CurrentTid());
+  timer_t timer;
+  ASSERT_EQ(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
+  auto arm = [&](long period_ns) {
+    itimerspec its{};
+    its.it_interval.tv_nsec = period_ns;
+    its.it_value.tv_nsec = period_ns;
+    return timer_settime(timer, 0, &its, nullptr);
+  };
+  struct Restore {  // also when an assertion leaves early: no signal may reach the next tests
+    timer_t timer;
+    struct sigaction old;
+    ~Restore() {
+      timer_delete(timer);
+      sigaction(SIGALRM, &old, nullptr);
+      nested::g_channel = nullptr;
+    }
+  } restore{timer, old_sa};
+
+  // Until enough of the handler's events were nested (finished outside the owner's ring), or 3 s; in
+  // batches that the timeline (1024 records) holds whole, each checked with the timer stopped.
+  auto nested_finishes = [&] {
+    const InputTracker::Counters c = InputTracker::Get().counters();
+    const uint64_t outside_ring = (c.events_finished - before.events_finished) -
+                                  ((c.records_drained + c.records_in_ring) - (before.records_drained + before.records_in_ring));
+    return outside_ring - (c.records_ring_full - before.records_ring_full);
+  };
+  const int sig_fd = jpfx_app_fd(sig_ch);
+  const uint64_t give_up = hook::MonotonicNs() + 3 * hook::kNsPerSec;
+  uint32_t seq = 0;
+  size_t owner_events = 0, batches = 0;
+  while (nested_finishes() < 5 && hook::MonotonicNs() < give_up) {
+    Harness::g_first_ticket = hook::CurrentPluginContext()->timeline->appended();
+    const uint32_t sig_before = static_cast<uint32_t>(nested::g_finished);
+    std::vector<Seen> main_seen;
+    ASSERT_EQ(arm(20000), 0);  // every 20 us, so that some land inside the tracker
+    for (int i = 0; i < 200; ++i) {
+      ++seq;
+      ASSERT_EQ(jpfx_publish_motion(main_ch, seq, 2, static_cast<int64_t>(hook::MonotonicNs()), 1), 0);
+      jpfx_event ev{};
+      Seen s{};
+      ASSERT_TRUE(ConsumeOne(main_ch, &ev, &s.before_recv, &s.after_recv));
+      s.fd = jpfx_app_fd(main_ch);
+      s.seq = ev.seq;
+      s.consume_time = ev.consume_time;
+      FinishBracketed(main_ch, &s);
+      uint32_t f;
+      int hd;
+      int64_t c;
+      while (jpfx_dispatcher_receive(main_ch, &f, &hd, &c) != 1) {
+      }
+      main_seen.push_back(s);
+    }
+    ASSERT_EQ(arm(0), 0);
+    const uint32_t sig_after = static_cast<uint32_t>(nested::g_finished);
+    ASSERT_EQ(sig_after, static_cast<uint32_t>(nested::g_published));
+    const std::vector<Record> records = InputRecords();
+    for (const Seen& s : main_seen) ExpectRecordMatches(records, s);
+    for (uint32_t i = sig_before + 1; i <= sig_after; ++i) EXPECT_NE(FindRecord(records, sig_fd, i), nullptr) << i;
+    ASSERT_EQ(records.size(), main_seen.size() + (sig_after - sig_before)) << "batch " << batches;
+    owner_events += main_seen.size();
+    ++batches;
+  }
+  const uint64_t nested_count = nested_finishes();
+  EXPECT_GE(nested_count, 1u) << "no signal landed inside the tracker: the nested way was not exercised";
+  EXPECT_EQ(InputDetail("counters", "unmatched_finished"), unmatched_before);
+  EXPECT_EQ(InputDetail("counters", "table_full"), full_before);
+  EXPECT_EQ(InputDetail("counters", "pending"), "0");
+  std::printf("owner events %zu in %zu batches, handler events %d, of which finished by the nested way %llu\n",
+              owner_events, batches, static_cast<int>(nested::g_finished), static_cast<unsigned long long>(nested_count));
+  jpfx_channel_close(main_ch);
+  jpfx_channel_close(sig_ch);
 }
 
 TEST_F(InputMonitorTest, TimelineMessagesAndWouldBlockSendsAreNotFinishes) {
