@@ -5,8 +5,9 @@
 //
 // One process-wide instance that is never destroyed: a proxy may still sit in a hook chain after Stop
 // (another tool hooked over us), so everything it reads must stay valid. Enable/Disable are control
-// paths (the plugin's mutex serialises them); OnReceived/OnSent are the hot paths; the deadline callbacks
-// and all report building run on the watchdog thread.
+// paths (the plugin's mutex serialises them); ProxyReceived/ProxySent (OnReceived/OnSent for callers
+// that hold the tracker) and the entries they call are the hot paths; the deadline callbacks and all
+// report building run on the watchdog thread.
 //
 // Hot-path cost, and why it is what it is (BENCHMARKS.md, "Input monitor"): per event the owner thread
 // (InFlightGate) pays two clock reads (EventClock: the CPU counter, not clock_gettime), taken by the
@@ -150,11 +151,13 @@ class InputTracker {
   // call: the entries per layout (ReceivedAt / SentAt, kLayout the bound layout's index in kLayoutTable,
   // its decoders compiled in; -1 the generic entry for fd mode or a layout from outside the table) run the
   // owner's usual event inline, and leave by a tail call into a cold function for anything else: another
-  // thread (ReceivedShared / SentShared), a nested entry, a stale entry, a rejected packet, a busy first
-  // slot, a full ring by the cached tail (ReceivedOwnerGeneral / SentOwnerGeneral: the general path, from
-  // scratch, before anything was written), or work left after the stores (ReceivedRest: a deadline to
-  // arm, a channel to note; FinishRest: a lag, a deadline). Each of those leaves the gate and returns n.
-  // now: the event's time (event clock), read by the inline OnReceived / OnSent.
+  // thread, the owner before it is known, a nested entry (ReceivedGated / SentGated: through the gate's
+  // own Enter), a stale entry, a rejected or KEY packet, a busy first probe, a full ring by the cached tail
+  // (ReceivedOwnerGeneral / SentOwnerGeneral: the general path, from scratch, before anything was
+  // written), or work left after the stores (ReceivedRest: a deadline to arm, a channel to note;
+  // FinishRest: a lag, a deadline). Each of those leaves the gate and returns n.
+  // now: the event's time (event clock), read by the inline ProxyReceived / ProxySent (OnReceived /
+  // OnSent).
   using ReceivedEntry = ssize_t (*)(InputTracker*, int, const void*, ssize_t, uint64_t, size_t) noexcept;
   using SentEntry = ssize_t (*)(InputTracker*, int, const void*, ssize_t, uint64_t) noexcept;
   static ReceivedEntry ReceivedEntryFor(int layout_index) noexcept;
