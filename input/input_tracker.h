@@ -83,8 +83,8 @@ class InputTracker {
   // No look at enabled_ here: the entry's way into the gate checks it anyway, and the proxies are only
   // installed while the monitor is on (one left in another tool's chain after a stop reads a clock for
   // nothing). A send that is not a FINISHED (a TIMELINE on 12+: per drawn frame that had input, not per
-  // event) pays a clock read it does not use (~18 instructions). A send that failed (EAGAIN: the socket is full) finished nothing; the retry that
-  // succeeds does.
+  // event) pays a clock read it does not use (~18 instructions). A send that failed (EAGAIN: the socket
+  // is full) finished nothing; the retry that succeeds does.
   ssize_t OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
     if (n <= 0) return n;
     const uint64_t now = hook::ProcessEventClock().NowNs();
