@@ -1,14 +1,14 @@
 // What runs around each IdleHandler.queueIdle() call, on the main thread. TimingIdleHandlerList's wrapper
-// takes the start (with the looper's poll source on, the gap the source published at the epoll return
-// before the idle pass for its first handler and the previous handler's end for the others, with no clock
-// read; else System.nanoTime, CLOCK_MONOTONIC; see jni::IdleWords::gap_start) and writes it into a word
-// the watchdog reads (jni::IdleWords::running_since); it calls `arm` only when no watchdog deadline is sure to cover the call
-// (about once per idle.lag_ms, see ArmIfIdle), so a handler that overruns is caught with its own frames on
-// the stack. It takes the end itself too (System.nanoTime) and, in steady state, makes no native call at all: a call shorter
-// than FoldBelowNs() (published to the Java side by the monitor) is only added to its handler class's
-// figures (calls, total, longest; kept in Java) and the running word cleared. Every other call goes to
-// `end`: it clears the word, appends an `idle.handler` timeline record when the call took at least
-// idle.record_min_us (or lag_ms) and, over lag_ms, submits an `idle_lag` report with the stack. No
+// takes the start (with the looper's poll source on, the gap the source published at the epoll return before
+// the idle pass for its first handler and the previous handler's end for the others, with no clock read; else
+// System.nanoTime, CLOCK_MONOTONIC; see jni::IdleWords::gap_start) and writes it into a word the watchdog
+// reads (jni::IdleWords::running_since); it calls `arm` only when no watchdog deadline is sure to cover the
+// call (about once per idle.lag_ms, see ArmIfIdle), so a handler that overruns is caught with its own frames
+// on the stack. It takes the end itself too (System.nanoTime) and, in steady state, makes no native call at
+// all: a call shorter than FoldBelowNs() (published to the Java side by the monitor) is only added to its
+// handler class's figures (calls, total, longest; kept in Java) and the running word cleared. Every other
+// call goes to `end`: it clears the word, appends an `idle.handler` timeline record when the call took at
+// least idle.record_min_us (or lag_ms) and, over lag_ms, submits an `idle_lag` report with the stack. No
 // syscall, allocation, lock or locked instruction besides the timeline's own on either path unless a call
 // overran (the main thread is the single writer of the state it touches, hook::InFlightGate).
 //

@@ -8,9 +8,10 @@
 // Main thread, per gap (the proxies below): a thread-pointer compare first (other loopers wait in the same
 // library), one read of the process event clock at each edge (hook/event_clock.h: the CPU counter scaled
 // to CLOCK_MONOTONIC, within 50 us of it; the input monitor stamps with the same clock), the running gap
-// published in one atomic (its start), and the finished gap pushed into a single-producer ring (start and
-// wall). No JNI, no allocation, no lock, no locked instruction, no syscall; counters, lag checks and
-// records are the watchdog's (see "main thread, per gap" below). The watchdog drains the ring (every
+// published in one atomic (its start; the idle wrapper reads the same word, jni::IdleWords::gap_start),
+// and the finished gap pushed into a single-producer ring (start and wall). No JNI, no allocation, no
+// lock, no locked instruction, no syscall; counters, lag checks and records are the watchdog's (see "main
+// thread, per gap" below). The watchdog drains the ring (every
 // check period, 200 ms; before a report or export; when status is read): it appends the gaps' records to
 // the timeline, adds each gap to the history window with the samples it took while the gap ran, and
 // queues the lagging ones for a report.
@@ -256,7 +257,8 @@ class GapRecorder {
 };
 
 // ---- main thread, per gap ----
-// The fast path of a look without waiting (~89 instructions over the bare call on x86_64, callgrind):
+// The fast path of a look without waiting (~93 instructions over the bare call on x86_64, callgrind; 3 of
+// them mark the new gap's start for the idle wrapper, GapStartWord):
 // the thread-pointer compare and the cached target (the proxy), the mark, the clock, the finished gap's
 // start and wall into the ring with the head, the new gap's start published in one word, the armed check.
 // Everything else moved off it: the gap and message counters are derived from the ring's head when status

@@ -125,10 +125,10 @@ jobject MainLooper(JNIEnv* env, std::string* why);
 //
 // Per queueIdle() call the wrapper takes the start and the end itself (the end System.nanoTime:
 // CLOCK_MONOTONIC on HotSpot and ART; the start the poll source's gap, the previous handler's end or
-// System.nanoTime, see IdleWords::gap_start), writes the start to IdleWords::running_since, calls `arm` when IdleWords::covered is 0
-// (no watchdog deadline is sure to cover the call; about once per lag_ms) and `end` only for a call it
-// cannot fold into its handler class's figures (TimingIdleHandlerList: one that needs a timeline record
-// or a lag report, or of a class without figures).
+// System.nanoTime, see IdleWords::gap_start), writes the start to IdleWords::running_since, calls `arm` when
+// IdleWords::covered is 0 (no watchdog deadline is sure to cover the call; about once per lag_ms) and `end`
+// only for a call it cannot fold into its handler class's figures (TimingIdleHandlerList: one that needs a
+// timeline record or a lag report, or of a class without figures).
 struct IdleHooks {
   void (*arm)(JNIEnv* env, jlong started_ns);
   // started_ns/ended_ns: the call's start and end (CLOCK_MONOTONIC; a start taken from the poll source's
