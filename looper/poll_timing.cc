@@ -385,7 +385,7 @@ __attribute__((noinline)) void AfterLook() {
   g_gate.LeaveOwner();
 }
 
-// A call that may block: the gap ends before it, and the thread says it waits (poll_running 0: the
+// A call that may block: the gap ends before it, and the thread says it waits (PollRunning() 0: the
 // sampler leaves a waiting thread alone); the next gap starts when it returns.
 void BeforeBlock() {
   if (g_main.start_ns != 0) EndGap(GapClockNs());
