@@ -211,7 +211,7 @@ TEST_F(IdleGapJvmTest, WithoutThePollSourceEveryHandlerReadsTheClock) {
 // looper monitor is switched off and on: a pass never takes the gap of the message before it (which would
 // make its trivial call last kPumpMs), whether the poll source stopped during that message or not.
 TEST_F(IdleGapJvmTest, SwitchingTheLooperMonitorWhilePassesStreamLeavesNoStaleGap) {
-  constexpr int kPumpMs = 30, kStreamMs = 1500;
+  constexpr int kPumpMs = 40, kStreamMs = 1500;
   const char* stream_class = "com.example.app.IdleGapScenarios$StreamIdle";
   ASSERT_TRUE(Jvm()->CallStatic(kScenarios, "startStream", "(J)I", {J(kPumpMs)}).ok);
   int switches = 0;
