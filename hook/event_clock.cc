@@ -150,6 +150,7 @@ __attribute__((cold)) bool EventClock::Init() {
 }
 
 __attribute__((cold)) bool EventClock::Init(const Options& options) {
+  limit_ticks_.store(0, std::memory_order_seq_cst);  // NowNs: every read to Slow until the end of Init
   counter_.store(false, std::memory_order_seq_cst);
   reanchor_ns_ = options.reanchor_ns;
   note_[0] = '\0';
@@ -292,6 +293,7 @@ uint64_t EventClock::Slow() noexcept {
 void EventClock::FallBack(Fallback why, uint64_t value) noexcept {
   fallback_value_.store(value, std::memory_order_relaxed);
   fallback_.store(static_cast<uint32_t>(why), std::memory_order_release);
+  limit_ticks_.store(0, std::memory_order_release);  // NowNs goes to Slow from now on
   counter_.store(false, std::memory_order_release);
 }
 

@@ -95,19 +95,19 @@ class EventClock {
   // Hot path: CLOCK_MONOTONIC ns, within kBoundNs of clock_gettime.
   uint64_t NowNs() noexcept {
 #if JP_EVENT_CLOCK_HAS_COUNTER
-    if (counter_.load(std::memory_order_relaxed)) {
-      const uint32_t s = seq_.load(std::memory_order_acquire);
-      const uint64_t c = ReadCounter();
-      const uint64_t base_c = base_counter_.load(std::memory_order_relaxed);
-      const uint64_t base_ns = base_ns_.load(std::memory_order_relaxed);
-      const uint64_t mult = mult_.load(std::memory_order_relaxed);
-      const uint64_t limit = limit_ticks_.load(std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_acquire);
-      // A counter behind the anchor wraps to a huge d and takes the slow path too.
-      const uint64_t d = c - base_c;
-      if (d < limit && seq_.load(std::memory_order_relaxed) == s && (s & 1) == 0) {
-        return base_ns + static_cast<uint64_t>((static_cast<unsigned __int128>(d) * mult) >> kShift);
-      }
+    // No separate "counter in use" test: limit_ticks_ is 0 whenever the counter is not (before Init, after
+    // a fall-back), so no d is below it and the read goes to Slow, which returns clock_gettime.
+    const uint32_t s = seq_.load(std::memory_order_acquire);
+    const uint64_t c = ReadCounter();
+    const uint64_t base_c = base_counter_.load(std::memory_order_relaxed);
+    const uint64_t base_ns = base_ns_.load(std::memory_order_relaxed);
+    const uint64_t mult = mult_.load(std::memory_order_relaxed);
+    const uint64_t limit = limit_ticks_.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    // A counter behind the anchor wraps to a huge d and takes the slow path too.
+    const uint64_t d = c - base_c;
+    if (d < limit && seq_.load(std::memory_order_relaxed) == s && (s & 1) == 0) {
+      return base_ns + static_cast<uint64_t>((static_cast<unsigned __int128>(d) * mult) >> kShift);
     }
     return Slow();
 #else
@@ -165,6 +165,7 @@ class EventClock {
   std::atomic<uint64_t> base_counter_{0};
   std::atomic<uint64_t> base_ns_{0};
   std::atomic<uint64_t> mult_{0};
+  // Ticks an anchor may be extrapolated; 0 while the counter is not in use (NowNs relies on it: see there).
   std::atomic<uint64_t> limit_ticks_{0};
 
   uint64_t reanchor_ns_ = kReanchorNs;

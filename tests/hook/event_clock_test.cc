@@ -112,6 +112,32 @@ TEST(EventClock, ForcedFallbackIsClockGettimeItselfAndSaysWhy) {
   EXPECT_NE(clock.StatusJson().find("\"source\":\"clock_gettime\""), std::string::npos) << clock.StatusJson();
 }
 
+// A clock that read the counter and is then initialised again into a fall-back must not extrapolate its
+// old anchor any more (NowNs has no "counter in use" test of its own: the anchor's limit is cleared).
+TEST(EventClock, AFallBackAfterTheCounterWasInUseIsClockGettimeItself) {
+  // The first start's rate 2 % off and its anchor good for 10 s: extrapolated 20 ms later, a read would be
+  // ~400 us off CLOCK_MONOTONIC, far outside the width of the clock_gettime pair around it.
+  EventClock::Options first;
+  first.skew_ppm = 20000;
+  first.reanchor_ns = 10 * kNsPerSec;
+  EventClock clock;
+  if (!clock.Init(first)) GTEST_SKIP() << "no validated counter here: " << clock.why();
+  ASSERT_STRNE(clock.source(), "clock_gettime");
+  clock.NowNs();
+  EventClock::Options o;
+  o.force_fallback = "test: refused on the second start";
+  EXPECT_FALSE(clock.Init(o));
+  EXPECT_STREQ(clock.source(), "clock_gettime");
+  SleepNs(20 * kNsPerMs);
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t before = MonotonicNs();
+    const uint64_t t = clock.NowNs();
+    const uint64_t after = MonotonicNs();
+    ASSERT_GE(t, before);
+    ASSERT_LE(t, after);
+  }
+}
+
 TEST(EventClock, AWrongRateIsCaughtAtTheNextReanchorAndFallsBack) {
   // 5000 ppm off: after 20 ms the extrapolation is ~100 us off, twice the bound. The first re-anchor must
   // see that, switch to clock_gettime and say by how much.
