@@ -23,10 +23,10 @@
 // embedded JVM reads JAVA_TOOL_OPTIONS: e.g. JAVA_TOOL_OPTIONS=-XX:TieredStopAtLevel=3 or =-Xint.
 #include <benchmark/benchmark.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "tests/jvm/app_under_test.h"
+#include "tests/jvm/status_json.h"
 
 namespace jp::testing {
 namespace {
@@ -34,12 +34,6 @@ namespace {
 constexpr const char* kBench = "com.example.app.IdleBench";
 constexpr int kBatch = 1000;
 const char* kIdleOnly = R"({"input":{"enabled":false},"looper":{"enabled":false},"barrier":{"enabled":false}})";
-
-jvalue Z(bool b) {
-  jvalue v{};
-  v.z = b ? JNI_TRUE : JNI_FALSE;
-  return v;
-}
 
 // The idle settings each variant runs with (a change of record_min_us alone retunes the running monitor).
 std::string IdleOnly(int record_min_us) {
@@ -49,11 +43,8 @@ std::string IdleOnly(int record_min_us) {
 
 // A counter of the idle monitor's status ("calls", "folded"), -1 when absent.
 double IdleStatus(const char* key) {
-  const std::string status = CallString("status");
-  const std::string needle = std::string("\"") + key + "\":";
-  const size_t idle = status.find("\"idle\":");
-  const size_t at = idle == std::string::npos ? idle : status.find(needle, idle);
-  return at == std::string::npos ? -1 : std::strtod(status.c_str() + at + needle.size(), nullptr);
+  const MonitorStatus s = StatusOf("idle");
+  return s.Has(key) ? static_cast<double>(s.Uint(key)) : -1;
 }
 
 // IdleBench's gap modes.

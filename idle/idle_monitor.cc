@@ -54,7 +54,8 @@ class IdleMonitor : public hook::MonitorImpl {
   // TimingIdleHandlerList.foldBelowNs: calls shorter than this end in Java, counted in their class's
   // figures only. Written through JNI (a volatile field: the next call sees it).
   bool PublishFoldThreshold(JNIEnv* env, std::string* why) {
-    env->SetStaticLongField(jni::Idle().timing_list, fold_below_, static_cast<jlong>(FoldBelowNs()));
+    const jni::IdleRefs& refs = jni::Idle();
+    env->SetStaticLongField(refs.timing_list, refs.timing_list_fold_below, static_cast<jlong>(FoldBelowNs()));
     if (jni::TakeException(env, "TimingIdleHandlerList.foldBelowNs", why)) return false;
     fold_error_.clear();
     return true;
@@ -142,7 +143,7 @@ class IdleMonitor : public hook::MonitorImpl {
 
   // TimingIdleHandlerList.figures(): {String[] classes, long[] 4 per class}.
   void ReadClassFigures(std::vector<ClassFigures>* out, std::string* why) const {
-    if (!figures_) return;  // not installed
+    if (!refs_ok_) return;  // never installed: nothing to read (and no class to load for it)
     JNIEnv* env = jni::AttachedEnv(jni::Vm(), "jankprobe-control", why);
     if (!env) return;
     jni::ScopedLocalFrame frame(env, 8);
@@ -150,7 +151,8 @@ class IdleMonitor : public hook::MonitorImpl {
       *why = "PushLocalFrame failed";
       return;
     }
-    auto pair = static_cast<jobjectArray>(env->CallStaticObjectMethod(jni::Idle().timing_list, figures_));
+    const jni::IdleRefs& refs = jni::Idle();
+    auto pair = static_cast<jobjectArray>(env->CallStaticObjectMethod(refs.timing_list, refs.timing_list_figures));
     if (jni::TakeException(env, "TimingIdleHandlerList.figures", why) || !pair) return;
     auto classes = static_cast<jobjectArray>(env->GetObjectArrayElement(pair, 0));
     auto values = static_cast<jlongArray>(env->GetObjectArrayElement(pair, 1));
@@ -182,19 +184,13 @@ class IdleMonitor : public hook::MonitorImpl {
     const jni::IdleRefs& refs = jni::Idle();
     if (!jni::Vm()) return Fail(why, "no Java VM: libjankprobe.so was not loaded with System.loadLibrary");
     if (!refs.ok) return Fail(why, refs.why);
+    refs_ok_ = true;
     JNIEnv* env = jni::AttachedEnv(jni::Vm(), "jankprobe-control", why);
     if (!env) return false;
     jni::ScopedLocalFrame frame(env, 16);
     if (!frame.ok()) return Fail(why, "PushLocalFrame failed");
     jobject queue = jni::MainQueue(env, why);
     if (!queue) return false;
-
-    // The Java side's fold threshold and figures (members of the timing list, looked up here and not with
-    // the shared refs: only this monitor uses them).
-    fold_below_ = env->GetStaticFieldID(refs.timing_list, "foldBelowNs", "J");
-    if (jni::TakeException(env, "TimingIdleHandlerList.foldBelowNs", why)) return false;
-    figures_ = env->GetStaticMethodID(refs.timing_list, "figures", "()[Ljava/lang/Object;");
-    if (jni::TakeException(env, "TimingIdleHandlerList.figures", why)) return false;
 
     // Timing is live before the list is: a handler running right after the swap is already recorded.
     ActivateTiming(context, config.idle.lag_ms, config.idle.record_min_us);
@@ -235,8 +231,8 @@ class IdleMonitor : public hook::MonitorImpl {
   }
 
   jobject queue_ = nullptr;  // global ref to the main MessageQueue while installed
-  jfieldID fold_below_ = nullptr;  // static long TimingIdleHandlerList.foldBelowNs
-  jmethodID figures_ = nullptr;    // static Object[] TimingIdleHandlerList.figures()
+  // jni::Idle() resolved: the figures are readable, after a stop too (they outlive the monitor).
+  bool refs_ok_ = false;
   std::string fold_error_;         // why the last retune could not publish the fold threshold
   int taken_over_ = 0;
 };

@@ -110,9 +110,9 @@ void OnDeadline(const hook::DeadlineFired& fired, void*) {
     }
     g_timing.capturing_since.store(0, std::memory_order_seq_cst);
   }
-  // Dekker with the call's start (Java: store running_since, then read covered; native arm: the same,
-  // then deadline_armed): either we see the new call's start here and arm for it, or it sees covered
-  // (and deadline_armed) down and arms itself. The membarrier is the full fence for both sides.
+  // Dekker with the call's start (Java: store running_since, then read covered; native arm: after that
+  // store, its fence, then deadline_armed): either we see the new call's start here and arm for it, or
+  // it sees covered (and deadline_armed) down and arms itself. The membarrier is the full fence for both.
   words.covered.store(0, std::memory_order_relaxed);
   g_timing.deadline_armed.store(false, std::memory_order_seq_cst);
   g_timing.fence.Heavy();
@@ -129,12 +129,10 @@ void OnDeadline(const hook::DeadlineFired& fired, void*) {
 
 // Java found covered at 0 after writing running_since: no deadline is sure to cover its call (about once
 // per lag_ms), or the watchdog's side is no membarrier, so Java's program order is not enough (every call).
-// Repeats the store natively (it is the only one if Java fell back to private words, jni_refs.cc), then
-// the Dekker pair with OnDeadline from here: the fence's light side (a real fence without membarrier),
-// then deadline_armed.
+// Java's store of running_since came first (its program order before this call); the Dekker pair with
+// OnDeadline goes on from here: the fence's light side (a real fence without membarrier), then
+// deadline_armed.
 void Arm(JNIEnv*, jlong started_ns) {
-  jni::IdleWords& words = Words();
-  words.running_since.store(started_ns, std::memory_order_relaxed);
   hook::InFlightGate::Pass pass = g_timing.gate.Enter(hook::CallerTid(), g_timing.active);
   if (pass.open) {
     const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
@@ -249,7 +247,7 @@ jint Record(const hook::InFlightGate::Pass& pass, JNIEnv* env, uint64_t begin, u
 
 jint End(JNIEnv* env, jlong started_ns, jlong ended_ns, jint name_key, jstring handler_class, jboolean keep,
          jboolean counted) {
-  Words().running_since.store(0, std::memory_order_relaxed);
+  // running_since is 0 already: jni_refs.cc's NativeIdleEnd clears it before it calls this.
   // A call begun before the monitor started, or ending after it stopped, is not recorded (gate closed).
   const hook::InFlightGate::Pass pass = g_timing.gate.Enter(hook::CallerTid(), g_timing.active);
   const jint key = pass.open && started_ns > 0 && ended_ns > 0

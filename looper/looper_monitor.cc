@@ -166,9 +166,7 @@ class LooperMonitor : public hook::MonitorImpl {
       if (want == LooperSource::kPoll) return Fail(why, "looper.source poll: " + poll_why);
     }
     if (!env) return Fail(why, "no JNIEnv on this thread for the printer source");
-    const jni::LooperRefs& refs = jni::Looper();
-    if (!refs.ok) return Fail(why, refs.why);
-    if (!printer_.Install(env, why)) return false;
+    if (!printer_.Install(env, why)) return false;  // resolves the printer's set first (LooperPrinter)
     {
       std::lock_guard<std::mutex> lock(mu_);
       printer_state_ = "installed";

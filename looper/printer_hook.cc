@@ -17,7 +17,7 @@ std::string PrinterHook::ClassName(JNIEnv* env, jobject o) {
 }
 
 bool PrinterHook::SetOurs(JNIEnv* env, jobject previous, std::string* why) {
-  const jni::LooperRefs& refs = jni::Looper();
+  const jni::PrinterRefs& refs = jni::Printer();
   jobject ours = env->NewObject(refs.printer, refs.printer_ctor, previous);
   if (jni::TakeException(env, "new LooperPrinter", why) || !ours) return false;
   env->CallVoidMethod(looper_, refs.set_message_logging, ours);
@@ -37,9 +37,12 @@ bool PrinterHook::SetOurs(JNIEnv* env, jobject previous, std::string* why) {
 }
 
 bool PrinterHook::Install(JNIEnv* env, std::string* why) {
-  const jni::LooperRefs& refs = jni::Looper();
-  if (!refs.ok) {
-    *why = refs.why;
+  // The printer's set is resolved here, not at the looper monitor's start: only this source needs
+  // LooperPrinter (the class load, its natives). ClassName needs the looper's set.
+  const jni::PrinterRefs& refs = jni::Printer();
+  const jni::LooperRefs& looper_refs = jni::Looper();
+  if (!refs.ok || !looper_refs.ok) {
+    *why = refs.ok ? looper_refs.why : refs.why;
     return false;
   }
   jni::ScopedLocalFrame frame(env, 16);
@@ -65,7 +68,7 @@ PrinterHook::CheckResult PrinterHook::Check(JNIEnv* env, std::string* what) {
     *what = "not installed";
     return CheckResult::kFailed;
   }
-  const jni::LooperRefs& refs = jni::Looper();
+  const jni::PrinterRefs& refs = jni::Printer();
   jni::ScopedLocalFrame frame(env, 16);
   jobject current = env->GetObjectField(looper_, refs.looper_logging);
   if (jni::TakeException(env, "read Looper.mLogging", what)) return CheckResult::kFailed;
@@ -81,7 +84,7 @@ PrinterHook::CheckResult PrinterHook::Check(JNIEnv* env, std::string* what) {
 
 void PrinterHook::Uninstall(JNIEnv* env) {
   if (!looper_) return;
-  const jni::LooperRefs& refs = jni::Looper();
+  const jni::PrinterRefs& refs = jni::Printer();
   jni::ScopedLocalFrame frame(env, 16);
   if (printer_) {
     jobject current = env->GetObjectField(looper_, refs.looper_logging);

@@ -28,13 +28,15 @@ std::mutex g_resolve_mu;
 std::atomic<bool> g_queue_resolved{false};
 std::atomic<bool> g_idle_resolved{false};
 std::atomic<bool> g_barrier_resolved{false};
-std::atomic<bool> g_looper_resolved{false};  // the looper monitor's sets: Printer, pending list, frames
+std::atomic<bool> g_looper_resolved{false};  // the looper monitor's sets: class names, pending list, frames
+std::atomic<bool> g_printer_resolved{false};  // the printer source's
 
 QueueRefs g_queue;
 IdleRefs g_idle;
 BarrierRefs g_barrier;
 LooperRefs g_looper;
 FrameRefs g_frames;
+PrinterRefs g_printer;
 std::atomic<const LooperHooks*> g_looper_hooks{nullptr};
 std::atomic<const IdleHooks*> g_idle_hooks{nullptr};
 
@@ -76,12 +78,27 @@ class Resolver {
     if (Failed(what.c_str()) || !id) return static_cast<jfieldID>(Missing(what.c_str()));
     return id;
   }
+  jfieldID StaticField(jclass c, const char* cname, const char* name, const char* sig) {
+    if (!ok() || !c) return nullptr;
+    jfieldID id = env_->GetStaticFieldID(c, name, sig);
+    const std::string what = std::string(cname) + "." + name;
+    if (Failed(what.c_str()) || !id) return static_cast<jfieldID>(Missing(what.c_str()));
+    return id;
+  }
   jmethodID Method(jclass c, const char* cname, const char* name, const char* sig, bool is_static = false) {
     if (!ok() || !c) return nullptr;
     jmethodID id = is_static ? env_->GetStaticMethodID(c, name, sig) : env_->GetMethodID(c, name, sig);
     const std::string what = std::string(cname) + "." + name + sig;
     if (Failed(what.c_str()) || !id) return static_cast<jmethodID>(Missing(what.c_str()));
     return id;
+  }
+  // RegisterNatives: a native the class does not declare (NoSuchMethodError) fails the set.
+  template <size_t N>
+  void Natives(jclass c, const char* cname, const JNINativeMethod (&methods)[N]) {
+    if (!ok() || !c) return;
+    const jint rc = env_->RegisterNatives(c, methods, static_cast<jint>(N));
+    const std::string what = std::string("RegisterNatives ") + cname;
+    if (Failed(what.c_str()) || rc != JNI_OK) Missing(what.c_str());
   }
 
  private:
@@ -106,25 +123,61 @@ void ResolveQueue(JNIEnv* env) {
   g_queue.why = r.why();
 }
 
-bool RegisterIdleNatives(JNIEnv* env, std::string* why);
+void JNICALL NativeIdleArm(JNIEnv* env, jclass, jlong started_ns) {
+  const IdleHooks* hooks = g_idle_hooks.load(std::memory_order_acquire);
+  if (hooks) hooks->arm(env, started_ns);
+}
+
+// The one clear of running_since for a call that did not fold, hooks or not. First: it must precede the
+// end's fence with the watchdog's capture (idle_timing.cc, AttachStack), and with no hooks (the monitor
+// off) the call is not timed but has ended all the same: the watchdog must not see it running.
+jint JNICALL NativeIdleEnd(JNIEnv* env, jclass, jlong started_ns, jlong ended_ns, jint name_key, jstring handler_class,
+                           jboolean keep, jboolean counted) {
+  g_idle_words.running_since.store(0, std::memory_order_relaxed);
+  const IdleHooks* hooks = g_idle_hooks.load(std::memory_order_acquire);
+  return hooks ? hooks->end(env, started_ns, ended_ns, name_key, handler_class, keep, counted) : 0;
+}
+
+// A buffer over g_idle_words for TimingIdleHandlerList's static initialiser, or null with no exception
+// pending (out of memory, or a VM without JNI access to direct buffers): the initialiser then throws, the
+// class fails to initialise and ResolveIdle's member lookups report it.
+jobject JNICALL NativeIdleWords(JNIEnv* env, jclass) {
+  jobject buffer = env->NewDirectByteBuffer(&g_idle_words, sizeof g_idle_words);
+  if (env->ExceptionCheck()) {
+    env->ExceptionClear();
+    return nullptr;
+  }
+  return buffer;
+}
 
 void ResolveIdle(JNIEnv* env) {
   if (!g_queue.ok) {
     g_idle.why = g_queue.why;
     return;
   }
+  static const JNINativeMethod kNatives[] = {
+      {const_cast<char*>("nativeArm"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(NativeIdleArm)},
+      {const_cast<char*>("nativeEnd"), const_cast<char*>("(JJILjava/lang/String;ZZ)I"),
+       reinterpret_cast<void*>(NativeIdleEnd)},
+      {const_cast<char*>("nativeWords"), const_cast<char*>("()Ljava/nio/ByteBuffer;"),
+       reinterpret_cast<void*>(NativeIdleWords)},
+  };
   Resolver r(env);
-  g_idle.idle_handlers = r.Field(g_queue.message_queue, "MessageQueue", "mIdleHandlers", "Ljava/util/ArrayList;");
-  g_idle.timing_list = r.Class("com/jankprobe/TimingIdleHandlerList");
-  // The natives before any member lookup: GetMethodID initialises the class, and its static initialiser
-  // takes the shared words from nativeWords (unregistered, it would fall back to private words for good).
-  std::string natives_why;
-  const bool natives = g_idle.timing_list && RegisterIdleNatives(env, &natives_why);
-  g_idle.timing_list_ctor = r.Method(g_idle.timing_list, "TimingIdleHandlerList", "<init>", "(Ljava/util/Collection;)V");
-  g_idle.timing_list_unwrapped =
-      r.Method(g_idle.timing_list, "TimingIdleHandlerList", "unwrapped", "()Ljava/util/ArrayList;");
-  g_idle.ok = r.ok() && natives;
-  g_idle.why = r.ok() ? natives_why : r.why();
+  IdleRefs& i = g_idle;
+  i.idle_handlers = r.Field(g_queue.message_queue, "MessageQueue", "mIdleHandlers", "Ljava/util/ArrayList;");
+  i.timing_list = r.Class("com/jankprobe/TimingIdleHandlerList");
+  // The natives before any member lookup: Class() loads and links the class without initialising it, the
+  // first GetMethodID initialises it, and its static initialiser takes the shared words from nativeWords.
+  // Nothing of jankprobe's initialises it before (JankProbe never names it); app code that did, before the
+  // idle monitor's first start, would find nativeWords unregistered: the class would fail to initialise
+  // (UnsatisfiedLinkError) and the lookups below would say so.
+  r.Natives(i.timing_list, "TimingIdleHandlerList", kNatives);
+  i.timing_list_ctor = r.Method(i.timing_list, "TimingIdleHandlerList", "<init>", "(Ljava/util/Collection;)V");
+  i.timing_list_unwrapped = r.Method(i.timing_list, "TimingIdleHandlerList", "unwrapped", "()Ljava/util/ArrayList;");
+  i.timing_list_fold_below = r.StaticField(i.timing_list, "TimingIdleHandlerList", "foldBelowNs", "J");
+  i.timing_list_figures = r.Method(i.timing_list, "TimingIdleHandlerList", "figures", "()[Ljava/lang/Object;", true);
+  i.ok = r.ok();
+  i.why = r.why();
 }
 
 void ResolveBarrier(JNIEnv* env) {
@@ -154,82 +207,6 @@ void ResolveBarrier(JNIEnv* env) {
   b.why = r.why();
 }
 
-void JNICALL NativeIdleArm(JNIEnv* env, jclass, jlong started_ns) {
-  const IdleHooks* hooks = g_idle_hooks.load(std::memory_order_acquire);
-  if (hooks) hooks->arm(env, started_ns);
-}
-
-jint JNICALL NativeIdleEnd(JNIEnv* env, jclass, jlong started_ns, jlong ended_ns, jint name_key, jstring handler_class,
-                           jboolean keep, jboolean counted) {
-  const IdleHooks* hooks = g_idle_hooks.load(std::memory_order_acquire);
-  if (hooks) return hooks->end(env, started_ns, ended_ns, name_key, handler_class, keep, counted);
-  // Off: the call is not timed, but it has ended: the watchdog must not see it running.
-  g_idle_words.running_since.store(0, std::memory_order_relaxed);
-  return 0;
-}
-
-// A buffer over g_idle_words, or null (no exception left pending): the Java side then keeps words of its
-// own, `covered` stays 0 there and every call goes through `arm`, which writes the native words itself.
-jobject JNICALL NativeIdleWords(JNIEnv* env, jclass) {
-  jobject buffer = env->NewDirectByteBuffer(&g_idle_words, sizeof g_idle_words);
-  if (env->ExceptionCheck()) {
-    env->ExceptionClear();
-    return nullptr;
-  }
-  return buffer;
-}
-
-void ResolveLooper(JNIEnv* env) {
-  if (!g_queue.ok) {
-    g_looper.why = g_queue.why;
-    g_frames.why = g_queue.why;
-    return;
-  }
-  LooperRefs& l = g_looper;
-  {
-    Resolver r(env);
-    l.looper_logging = r.Field(g_queue.looper, "Looper", "mLogging", "Landroid/util/Printer;");
-    l.set_message_logging = r.Method(g_queue.looper, "Looper", "setMessageLogging", "(Landroid/util/Printer;)V");
-    l.printer = r.Class("com/jankprobe/LooperPrinter");
-    l.printer_ctor = r.Method(l.printer, "LooperPrinter", "<init>", "(Landroid/util/Printer;)V");
-    l.printer_retire = r.Method(l.printer, "LooperPrinter", "retire", "()V");
-    l.printer_previous = r.Method(l.printer, "LooperPrinter", "previous", "()Landroid/util/Printer;");
-    l.class_class = r.Class("java/lang/Class");
-    l.class_get_name = r.Method(l.class_class, "Class", "getName", "()Ljava/lang/String;");
-    l.ok = r.ok();
-    l.why = r.why();
-  }
-  {
-    Resolver r(env);
-    l.queue_messages = r.Field(g_queue.message_queue, "MessageQueue", "mMessages", "Landroid/os/Message;");
-    jclass message = r.Class("android/os/Message");
-    l.msg_next = r.Field(message, "Message", "next", "Landroid/os/Message;");
-    l.msg_when = r.Field(message, "Message", "when", "J");
-    l.msg_what = r.Field(message, "Message", "what", "I");
-    l.msg_target = r.Field(message, "Message", "target", "Landroid/os/Handler;");
-    l.msg_callback = r.Field(message, "Message", "callback", "Ljava/lang/Runnable;");
-    l.msg_is_async = r.Method(message, "Message", "isAsynchronous", "()Z");
-    (void)message;  // kept as a global ref: the ids stay valid only while the class stays loaded
-    l.pending_ok = r.ok();
-    l.pending_why = r.why();
-  }
-  {
-    Resolver r(env);
-    FrameRefs& f = g_frames;
-    f.ticker = r.Class("com/jankprobe/FrameTicker");
-    f.ticker_ctor = r.Method(f.ticker, "FrameTicker", "<init>", "()V");
-    f.ticker_start = r.Method(f.ticker, "FrameTicker", "start", "()V");
-    f.ticker_stop = r.Method(f.ticker, "FrameTicker", "stop", "()V");
-    f.ticker_resume_from_native = r.Method(f.ticker, "FrameTicker", "resumeFromNative", "()V", true);
-    // The ticker links against android.view.Choreographer only when it runs: check it is there now (loaded,
-    // not initialised; on the host stand-in its initialiser builds the vsync executor).
-    jclass choreographer = r.Class("android/view/Choreographer");
-    if (choreographer) env->DeleteGlobalRef(choreographer);
-    f.ok = r.ok();
-    f.why = r.why();
-  }
-}
-
 void JNICALL NativeLooperBegin(JNIEnv* env, jclass, jstring line) {
   const LooperHooks* hooks = g_looper_hooks.load(std::memory_order_acquire);
   if (hooks) hooks->begin(env, line);
@@ -255,54 +232,83 @@ void JNICALL NativeParked(JNIEnv* env, jclass, jboolean parked) {
   if (hooks && hooks->parked) hooks->parked(env, parked);
 }
 
-bool RegisterLooperNatives(JNIEnv* env, std::string* why) {
-  bool ok = true;
-  if (g_looper.printer) {
-    static const JNINativeMethod kPrinter[] = {
-        {const_cast<char*>("nativeBegin"), const_cast<char*>("(Ljava/lang/String;)V"),
-         reinterpret_cast<void*>(NativeLooperBegin)},
-        {const_cast<char*>("nativeEnd"), const_cast<char*>("()V"), reinterpret_cast<void*>(NativeLooperEnd)},
-    };
-    env->RegisterNatives(g_looper.printer, kPrinter, sizeof kPrinter / sizeof kPrinter[0]);
-    if (TakeException(env, "RegisterNatives LooperPrinter", &g_looper.why)) g_looper.ok = ok = false;
-  } else {
-    ok = false;
+// The looper monitor's sets, whichever source it runs: class names, the pending-message walk, the frame
+// ticker (its natives registered here). The printer's set is PrinterRefs, resolved on its own.
+void ResolveLooper(JNIEnv* env) {
+  if (!g_queue.ok) {
+    g_looper.why = g_looper.pending_why = g_frames.why = g_queue.why;
+    return;
   }
-  if (g_frames.ticker) {
+  LooperRefs& l = g_looper;
+  {
+    Resolver r(env);
+    l.class_class = r.Class("java/lang/Class");
+    l.class_get_name = r.Method(l.class_class, "Class", "getName", "()Ljava/lang/String;");
+    l.ok = r.ok();
+    l.why = r.why();
+  }
+  {
+    Resolver r(env);
+    l.queue_messages = r.Field(g_queue.message_queue, "MessageQueue", "mMessages", "Landroid/os/Message;");
+    jclass message = r.Class("android/os/Message");
+    l.msg_next = r.Field(message, "Message", "next", "Landroid/os/Message;");
+    l.msg_when = r.Field(message, "Message", "when", "J");
+    l.msg_what = r.Field(message, "Message", "what", "I");
+    l.msg_target = r.Field(message, "Message", "target", "Landroid/os/Handler;");
+    l.msg_callback = r.Field(message, "Message", "callback", "Ljava/lang/Runnable;");
+    l.msg_is_async = r.Method(message, "Message", "isAsynchronous", "()Z");
+    (void)message;  // kept as a global ref: the ids stay valid only while the class stays loaded
+    l.pending_ok = r.ok();
+    l.pending_why = r.why();
+  }
+  {
     static const JNINativeMethod kTicker[] = {
         {const_cast<char*>("nativeFrame"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(NativeFrame)},
         {const_cast<char*>("nativeFrames"), const_cast<char*>("(JI)V"), reinterpret_cast<void*>(NativeFrames)},
         {const_cast<char*>("nativeParked"), const_cast<char*>("(Z)V"), reinterpret_cast<void*>(NativeParked)},
     };
-    env->RegisterNatives(g_frames.ticker, kTicker, sizeof kTicker / sizeof kTicker[0]);
-    if (TakeException(env, "RegisterNatives FrameTicker", &g_frames.why)) g_frames.ok = false;
+    Resolver r(env);
+    FrameRefs& f = g_frames;
+    f.ticker = r.Class("com/jankprobe/FrameTicker");
+    r.Natives(f.ticker, "FrameTicker", kTicker);
+    f.ticker_ctor = r.Method(f.ticker, "FrameTicker", "<init>", "()V");
+    f.ticker_start = r.Method(f.ticker, "FrameTicker", "start", "()V");
+    f.ticker_stop = r.Method(f.ticker, "FrameTicker", "stop", "()V");
+    f.ticker_resume_from_native = r.Method(f.ticker, "FrameTicker", "resumeFromNative", "()V", true);
+    // The ticker links against android.view.Choreographer only when it runs: check it is there now (loaded,
+    // not initialised; on the host stand-in its initialiser builds the vsync executor).
+    jclass choreographer = r.Class("android/view/Choreographer");
+    if (choreographer) env->DeleteGlobalRef(choreographer);
+    f.ok = r.ok();
+    f.why = r.why();
   }
-  if (!ok && why) *why = g_looper.why;
-  return ok;
 }
 
-bool RegisterIdleNatives(JNIEnv* env, std::string* why) {
-  if (!g_idle.timing_list) {
-    if (why) *why = g_idle.why;
-    return false;
+// The printer source's set (ResolveLooper's ran before: LooperPrinter calls into FrameTicker).
+void ResolvePrinter(JNIEnv* env) {
+  if (!g_queue.ok) {
+    g_printer.why = g_queue.why;
+    return;
   }
-  static const JNINativeMethod kNatives[] = {
-      {const_cast<char*>("nativeArm"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(NativeIdleArm)},
-      {const_cast<char*>("nativeEnd"), const_cast<char*>("(JJILjava/lang/String;ZZ)I"),
-       reinterpret_cast<void*>(NativeIdleEnd)},
-      {const_cast<char*>("nativeWords"), const_cast<char*>("()Ljava/nio/ByteBuffer;"),
-       reinterpret_cast<void*>(NativeIdleWords)},
+  static const JNINativeMethod kPrinter[] = {
+      {const_cast<char*>("nativeBegin"), const_cast<char*>("(Ljava/lang/String;)V"),
+       reinterpret_cast<void*>(NativeLooperBegin)},
+      {const_cast<char*>("nativeEnd"), const_cast<char*>("()V"), reinterpret_cast<void*>(NativeLooperEnd)},
   };
-  env->RegisterNatives(g_idle.timing_list, kNatives, sizeof kNatives / sizeof kNatives[0]);
-  if (TakeException(env, "RegisterNatives TimingIdleHandlerList", &g_idle.why)) {
-    g_idle.ok = false;  // the idle monitor cannot run without them; the others can
-    if (why) *why = g_idle.why;
-    return false;
-  }
-  return true;
+  Resolver r(env);
+  PrinterRefs& p = g_printer;
+  p.looper_logging = r.Field(g_queue.looper, "Looper", "mLogging", "Landroid/util/Printer;");
+  p.set_message_logging = r.Method(g_queue.looper, "Looper", "setMessageLogging", "(Landroid/util/Printer;)V");
+  p.printer = r.Class("com/jankprobe/LooperPrinter");
+  r.Natives(p.printer, "LooperPrinter", kPrinter);
+  p.printer_ctor = r.Method(p.printer, "LooperPrinter", "<init>", "(Landroid/util/Printer;)V");
+  p.printer_retire = r.Method(p.printer, "LooperPrinter", "retire", "()V");
+  p.printer_previous = r.Method(p.printer, "LooperPrinter", "previous", "()Landroid/util/Printer;");
+  p.ok = r.ok();
+  p.why = r.why();
 }
 
-enum class Set { kQueue, kIdle, kBarrier, kLooper };
+enum class Set { kQueue, kIdle, kBarrier, kLooper, kPrinter };
 
 void MarkUnresolvable(Set set, const std::string& why) {
   switch (set) {
@@ -310,12 +316,14 @@ void MarkUnresolvable(Set set, const std::string& why) {
     case Set::kIdle: g_idle.why = why; break;
     case Set::kBarrier: g_barrier.why = why; break;
     case Set::kLooper: g_looper.why = g_frames.why = g_looper.pending_why = why; break;
+    case Set::kPrinter: g_printer.why = why; break;
   }
 }
 
-// Resolves `set` (and the queue set it builds on) on the calling thread, attaching it if it is not
-// attached yet. Without a VM (the library loaded by dlopen, not System.loadLibrary) nothing is resolved
-// and the set says why; the monitors check Vm() themselves and report the same.
+// Resolves `set` (and the sets it builds on: the queue's, and the looper's for the printer's) on the
+// calling thread, attaching it if it is not attached yet. Without a VM (the library loaded by dlopen, not
+// System.loadLibrary) nothing is resolved and the set says why; the monitors check Vm() themselves and
+// report the same.
 void Resolve(Set set, std::atomic<bool>* done) {
   std::lock_guard<std::mutex> lock(g_resolve_mu);
   if (done->load(std::memory_order_relaxed)) return;
@@ -339,16 +347,16 @@ void Resolve(Set set, std::atomic<bool>* done) {
     ResolveQueue(env);
     g_queue_resolved.store(true, std::memory_order_release);
   }
+  if (set == Set::kPrinter && !g_looper_resolved.load(std::memory_order_relaxed)) {
+    ResolveLooper(env);
+    g_looper_resolved.store(true, std::memory_order_release);
+  }
   switch (set) {
     case Set::kQueue: break;
-    case Set::kIdle:
-      ResolveIdle(env);  // registers the natives too
-      break;
+    case Set::kIdle: ResolveIdle(env); break;
     case Set::kBarrier: ResolveBarrier(env); break;
-    case Set::kLooper:
-      ResolveLooper(env);
-      RegisterLooperNatives(env, nullptr);
-      break;
+    case Set::kLooper: ResolveLooper(env); break;
+    case Set::kPrinter: ResolvePrinter(env); break;
   }
   done->store(true, std::memory_order_release);
 }
@@ -389,6 +397,7 @@ const IdleRefs& Idle() { return Resolved(Set::kIdle, &g_idle_resolved, g_idle); 
 const BarrierRefs& Barrier() { return Resolved(Set::kBarrier, &g_barrier_resolved, g_barrier); }
 const LooperRefs& Looper() { return Resolved(Set::kLooper, &g_looper_resolved, g_looper); }
 const FrameRefs& Frames() { return Resolved(Set::kLooper, &g_looper_resolved, g_frames); }
+const PrinterRefs& Printer() { return Resolved(Set::kPrinter, &g_printer_resolved, g_printer); }
 
 JavaVM* Vm() { return g_vm.load(std::memory_order_acquire); }
 void SetVm(JavaVM* vm) { g_vm.store(vm, std::memory_order_release); }

@@ -39,6 +39,8 @@ struct IdleRefs {
   jclass timing_list = nullptr;           // com.jankprobe.TimingIdleHandlerList
   jmethodID timing_list_ctor = nullptr;   // (Collection)
   jmethodID timing_list_unwrapped = nullptr;  // ArrayList unwrapped()
+  jfieldID timing_list_fold_below = nullptr;  // static volatile long foldBelowNs
+  jmethodID timing_list_figures = nullptr;    // static Object[] figures()
 };
 
 struct BarrierRefs {
@@ -61,16 +63,11 @@ struct BarrierRefs {
   jmethodID handler_remove = nullptr;     // void removeMessages(int)
 };
 
-// The looper monitor's set: the Printer on the main Looper and the message fields for the pending list.
+// The looper monitor's set: the pending-message walk and the class names in reports. Resolved with
+// FrameRefs (and FrameTicker's natives) at the monitor's start, whichever source it runs.
 struct LooperRefs {
   bool ok = false;
   std::string why;
-  jfieldID looper_logging = nullptr;        // Looper.mLogging (android.util.Printer; no getter)
-  jmethodID set_message_logging = nullptr;  // void Looper.setMessageLogging(Printer)
-  jclass printer = nullptr;                 // com.jankprobe.LooperPrinter
-  jmethodID printer_ctor = nullptr;         // (Printer previous)
-  jmethodID printer_retire = nullptr;       // void retire()
-  jmethodID printer_previous = nullptr;     // Printer previous()
   jclass class_class = nullptr;             // java.lang.Class
   jmethodID class_get_name = nullptr;       // String getName()
   // The queue walk for "pending messages" in reports; optional (a report then says why it has none).
@@ -83,6 +80,19 @@ struct LooperRefs {
   jfieldID msg_target = nullptr;            // Message.target (Handler, null for a barrier)
   jfieldID msg_callback = nullptr;          // Message.callback (Runnable)
   jmethodID msg_is_async = nullptr;         // boolean isAsynchronous()
+};
+
+// The printer source's set: the Printer on the main Looper. Resolved (LooperPrinter loaded, its natives
+// registered) only when the printer source is installed: the default poll source never loads the class.
+struct PrinterRefs {
+  bool ok = false;
+  std::string why;
+  jfieldID looper_logging = nullptr;        // Looper.mLogging (android.util.Printer; no getter)
+  jmethodID set_message_logging = nullptr;  // void Looper.setMessageLogging(Printer)
+  jclass printer = nullptr;                 // com.jankprobe.LooperPrinter
+  jmethodID printer_ctor = nullptr;         // (Printer previous)
+  jmethodID printer_retire = nullptr;       // void retire()
+  jmethodID printer_previous = nullptr;     // Printer previous()
 };
 
 // The frame callback (com.jankprobe.FrameTicker on android.view.Choreographer); optional for the looper
@@ -104,7 +114,8 @@ bool RememberClassLoader(JNIEnv* env, jclass anchor, std::string* why);
 JavaVM* Vm();  // nullptr until JNI_OnLoad ran
 void SetVm(JavaVM* vm);
 
-// Each accessor resolves its set on first use (the looper's sets together), attaching the calling thread as
+// Each accessor resolves its set on first use (Looper() and Frames() together; Printer() after them, since
+// LooperPrinter calls FrameTicker), attaching the calling thread as
 // "jankprobe-control" if needed, and registers the natives of the set's Java class; after that it costs
 // one acquire load. Without a VM the set stays unresolved with why = "no Java VM: ...".
 const QueueRefs& Queue();
@@ -112,6 +123,7 @@ const IdleRefs& Idle();
 const BarrierRefs& Barrier();
 const LooperRefs& Looper();
 const FrameRefs& Frames();
+const PrinterRefs& Printer();
 
 // A local reference to the main thread's MessageQueue, or nullptr with *why (no main looper yet, or a
 // lookup threw).
@@ -135,7 +147,8 @@ struct IdleHooks {
   // gap is on the process event clock, within 50 us of it). name_key: what the previous end returned
   // for this handler (0 the first time); returns the key to pass next time, so a handler's class name is
   // read from Java and interned once, not on every call. counted: the Java side counted the call in its
-  // class's figures already (the native side counts the others).
+  // class's figures already (the native side counts the others). The call's running_since is already 0
+  // when `end` runs: the native entry clears it before it looks for hooks (with none installed too).
   jint (*end)(JNIEnv* env, jlong started_ns, jlong ended_ns, jint name_key, jstring handler_class, jboolean keep,
               jboolean counted);
 };
@@ -145,7 +158,8 @@ struct IdleHooks {
 // freed: a wrapper may run after the monitor stopped. Layout is part of the Java class's contract.
 struct alignas(64) IdleWords {
   // Byte 0, written by Java: the start of the queueIdle() call running on the main thread; 0 when none
-  // (the call's end clears it: the wrapper itself, or the native end). Read by the watchdog.
+  // (the call's end clears it: the wrapper itself for a folded call, else the native end's entry before
+  // anything else, so the clear precedes the end's fence with the watchdog's capture). Read by the watchdog.
   std::atomic<int64_t> running_since{0};
   // Byte 8, read by Java right after it wrote running_since: nonzero while an armed watchdog deadline
   // covers any call that starts now and Java's program order is enough for the Dekker pair with the
@@ -180,7 +194,7 @@ extern IdleWords g_idle_words __attribute__((visibility("hidden")));
 inline IdleWords& IdleSharedWords() { return g_idle_words; }
 void SetIdleHooks(const IdleHooks* hooks);  // nullptr uninstalls
 
-// The natives of LooperPrinter and FrameTicker (registered when Looper() / Frames() resolve; a failure
+// The natives of LooperPrinter and FrameTicker (registered when Printer() / Frames() resolve; a failure
 // marks the matching set unusable) forward here; same contract as IdleHooks (the looper monitor
 // installs them at start, nothing happens with none installed). Static storage.
 struct LooperHooks {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tests/jvm/app_under_test.h"
+#include "tests/jvm/status_json.h"
 
 namespace jp::testing {
 namespace {
@@ -108,21 +109,11 @@ int64_t PassGapStart(std::string* json) {
 
 // The longest call of a handler class (its figures in the idle status), -1 when it has none.
 int64_t MaxNsOf(const std::string& handler_class) {
-  rapidjson::Document d = Parse(CallString("status"));
-  if (d.HasParseError() || !d.HasMember("monitors")) return -1;
-  const auto& idle = d["monitors"]["idle"];
-  if (!idle.HasMember("details") || !idle["details"].HasMember("per_handler")) return -1;
-  for (const auto& h : idle["details"]["per_handler"].GetArray()) {
-    if (handler_class == h["class"].GetString()) return static_cast<int64_t>(h["max_ns"].GetUint64());
-  }
-  return -1;
+  const IdleClassFigures f = ClassFiguresOf(handler_class);
+  return f.found ? static_cast<int64_t>(f.max_ns) : -1;
 }
 
-std::string MonitorState(const char* monitor) {
-  rapidjson::Document d = Parse(CallString("status"));
-  if (d.HasParseError() || !d.HasMember("monitors")) return "unparsable status";
-  return d["monitors"][monitor]["state"].GetString();
-}
+std::string MonitorState(const char* monitor) { return StatusOf(monitor).state; }
 
 class IdleGapJvmTest : public ::testing::Test {
  protected:

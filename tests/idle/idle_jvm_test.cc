@@ -6,12 +6,14 @@
 
 #include <chrono>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
 #include <unistd.h>
 
 #include "tests/jvm/app_under_test.h"
+#include "tests/jvm/status_json.h"
 
 namespace jp::testing {
 namespace {
@@ -36,10 +38,11 @@ class IdleJvmTest : public ::testing::Test {
   }
 
   // The idle_lag report naming `handler`, awaited, for a call that slept sleep_ms from t0: its duration lies
-  // between that and the time waited for the report (ground truth), and its stack was captured while the
-  // call ran. Returns the report ("" when none came) and its parse in *d.
+  // between that and the time waited for the report (ground truth), its stack was captured while the call
+  // ran and has a frame containing each of `frames`. Returns the report ("" when none came) and its parse
+  // in *d.
   std::string AwaitSlowCallReport(const char* handler, int sleep_ms, std::chrono::steady_clock::time_point t0,
-                                  rapidjson::Document* d) {
+                                  std::initializer_list<const char*> frames, rapidjson::Document* d) {
     const std::string json = AwaitReport("idle_lag", handler, 5000);
     if (json.empty()) {
       ADD_FAILURE() << "no idle_lag report for " << handler << "; status: " << CallString("status");
@@ -52,24 +55,33 @@ class IdleJvmTest : public ::testing::Test {
     EXPECT_TRUE(d->HasMember("stack") && d->HasMember("stack_captured_while_stuck") &&
                 (*d)["stack_captured_while_stuck"].GetBool())
         << json;
+    for (const char* frame : frames) EXPECT_TRUE(StackHas(*d, frame)) << frame << " in " << json;
     return json;
+  }
+
+  // Whether a report's stack has a frame containing `needle`.
+  static bool StackHas(const rapidjson::Document& d, const char* needle) {
+    if (!d.HasMember("stack")) return false;
+    for (const auto& f : d["stack"].GetArray()) {
+      if (std::string(f["frame"].GetString()).find(needle) != std::string::npos) return true;
+    }
+    return false;
   }
 };
 
-// Whether a report's stack has a frame containing `needle`.
-bool StackHas(const rapidjson::Document& d, const char* needle) {
-  if (!d.HasMember("stack")) return false;
-  for (const auto& f : d["stack"].GetArray()) {
-    if (std::string(f["frame"].GetString()).find(needle) != std::string::npos) return true;
-  }
-  return false;
-}
+std::string IdleState() { return StatusOf("idle").state; }
 
-std::string IdleState() {
-  rapidjson::Document d;
-  d.Parse(CallString("status").c_str());
-  if (d.HasParseError() || !d.HasMember("monitors")) return "unparsable status";
-  return d["monitors"]["idle"]["state"].GetString();
+// One of the idle monitor's counters from status() ("calls", "deadline_arms", "folded", ...), UINT64_MAX
+// when absent.
+uint64_t IdleDetail(const char* key) { return StatusOf("idle").Uint(key); }
+
+// n calls of a trivial handler through its wrapper on the main thread (IdleBench.nanosOnMain): whether all
+// of them ran.
+bool WrappedCallsOnMain(int n) {
+  JavaResult r = Jvm()->CallStatic("com.example.app.IdleBench", "nanosOnMain", "(IZ)J", {I(n), Z(true)});
+  EXPECT_TRUE(r.ok) << r.why;
+  EXPECT_GE(r.ok ? r.value.j : -1, 0) << "-1: a call did not keep its handler, -2: the main thread did not run them";
+  return r.ok && r.value.j >= 0;
 }
 
 TEST_F(IdleJvmTest, HandlerRegisteredBeforeStartIsKeptAndTimed) {
@@ -79,16 +91,6 @@ TEST_F(IdleJvmTest, HandlerRegisteredBeforeStartIsKeptAndTimed) {
   const int before = CallInt("earlyCalls");
   ASSERT_EQ(CallInt("pokeMain"), 1);
   EXPECT_GT(CallInt("earlyCalls"), before) << "the handler the app registered before start no longer runs";
-}
-
-// One of the idle monitor's counters from status() ("calls", "deadline_arms", "folded", ...).
-uint64_t IdleDetail(const char* key) {
-  rapidjson::Document d;
-  d.Parse(CallString("status").c_str());
-  if (d.HasParseError() || !d.HasMember("monitors")) return UINT64_MAX;
-  const auto& idle = d["monitors"]["idle"];
-  if (!idle.HasMember("details") || !idle["details"].HasMember(key)) return UINT64_MAX;
-  return idle["details"][key].GetUint64();
 }
 
 // Short handlers must not cost a watchdog deadline each: arming one per call meant a futex wake of the
@@ -115,13 +117,7 @@ constexpr const char* kScenarios = "com.example.app.IdleScenarios";
 
 // "membarrier" when the watchdog's side of the Dekker pair with the Java wrapper is a membarrier (Java
 // then skips the native arm while a deadline covers its calls), "full" otherwise.
-std::string IdleFence() {
-  rapidjson::Document d;
-  d.Parse(CallString("status").c_str());
-  if (d.HasParseError() || !d.HasMember("monitors")) return "unparsable status";
-  const auto& details = d["monitors"]["idle"]["details"];
-  return details.HasMember("fence") ? details["fence"].GetString() : "no fence entry";
-}
+std::string IdleFence() { return StatusOf("idle").Str("fence"); }
 
 // The wrapper's steady state makes no native call for a short handler call (it ends in Java, folded): it
 // writes the start into the shared word and calls nativeArm only when no armed deadline covers it, which a
@@ -131,10 +127,8 @@ TEST_F(IdleJvmTest, WrapperCallsTheNativeArmOnlyWhenNoDeadlineCoversItsCall) {
   const uint64_t calls0 = IdleDetail("calls"), arm0 = IdleDetail("arm_calls"), arms0 = IdleDetail("deadline_arms");
   ASSERT_NE(arm0, UINT64_MAX) << CallString("status");
   const auto t0 = std::chrono::steady_clock::now();
-  JavaResult r = Jvm()->CallStatic(kScenarios, "callsOnMain", "(I)I", {I(kCalls)});
+  ASSERT_TRUE(WrappedCallsOnMain(kCalls));
   const double elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  ASSERT_TRUE(r.ok) << r.why;
-  ASSERT_EQ(r.value.i, kCalls);
   const uint64_t calls = IdleDetail("calls") - calls0, arm_calls = IdleDetail("arm_calls") - arm0;
   const uint64_t arms = IdleDetail("deadline_arms") - arms0;
   EXPECT_GE(calls, static_cast<uint64_t>(kCalls)) << "every wrapped call is counted";
@@ -159,9 +153,7 @@ TEST_F(IdleJvmTest, FoldedCallsLeaveNothingRunningForTheWatchdog) {
   ASSERT_EQ(IdleDetail("record_min_us"), 1000u) << CallString("status");
   const uint64_t captures0 = IdleDetail("stack_captures"), folded0 = IdleDetail("folded");
   ASSERT_NE(captures0, UINT64_MAX) << CallString("status");
-  JavaResult r = Jvm()->CallStatic(kScenarios, "callsOnMain", "(I)I", {I(kCalls)});
-  ASSERT_TRUE(r.ok) << r.why;
-  ASSERT_EQ(r.value.i, kCalls);
+  ASSERT_TRUE(WrappedCallsOnMain(kCalls));
   EXPECT_GE(IdleDetail("folded") - folded0, static_cast<uint64_t>(kCalls)) << "the calls were not folded";
   // Quiet for three lag periods: a deadline armed during the stream fires (and re-arms for any start it
   // still sees) in that time.
@@ -179,9 +171,8 @@ TEST_F(IdleJvmTest, SlowCallBehindAShortOneIsCaughtWithItsStack) {
   ASSERT_TRUE(r.ok) << r.why;
   ASSERT_EQ(r.value.i, 1);
   rapidjson::Document d;
-  const std::string json = AwaitSlowCallReport("BehindShortHandler", kSleepMs, t0, &d);
-  ASSERT_FALSE(json.empty());
-  EXPECT_TRUE(StackHas(d, "BehindShortHandler.stuckBehindAShortCall")) << json;
+  EXPECT_FALSE(AwaitSlowCallReport("BehindShortHandler", kSleepMs, t0, {"BehindShortHandler.stuckBehindAShortCall"}, &d)
+                   .empty());
 }
 
 // Switching the monitor off and on while the main thread streams wrapped calls: every switch completes (the
@@ -213,9 +204,9 @@ TEST_F(IdleJvmTest, SwitchingOffAndOnWhileCallsStreamKeepsSlowCallsCaught) {
   ASSERT_TRUE(r.ok) << r.why;
   ASSERT_EQ(r.value.i, 1);
   rapidjson::Document d;
-  const std::string json = AwaitSlowCallReport("AfterTogglingHandler", kSleepMs, t1, &d);
-  ASSERT_FALSE(json.empty()) << "after " << switches << " switches";
-  EXPECT_TRUE(StackHas(d, "AfterTogglingHandler.stuckAfterToggling")) << json;
+  const std::string json =
+      AwaitSlowCallReport("AfterTogglingHandler", kSleepMs, t1, {"AfterTogglingHandler.stuckAfterToggling"}, &d);
+  EXPECT_FALSE(json.empty()) << "after " << switches << " switches";
 }
 
 TEST_F(IdleJvmTest, SlowHandlerIsReportedWithItsOwnStack) {
@@ -225,14 +216,14 @@ TEST_F(IdleJvmTest, SlowHandlerIsReportedWithItsOwnStack) {
   ASSERT_TRUE(r.ok) << r.why;
   // Ground truth: the handler sleeps kSleepMs; the measured call cannot be shorter, nor longer than the wait.
   rapidjson::Document d;
-  const std::string json = AwaitSlowCallReport("SlowIdleHandler", kSleepMs, t0, &d);
+  const std::string json = AwaitSlowCallReport(
+      "SlowIdleHandler", kSleepMs, t0,
+      {"com.example.app.SlowIdleHandler.prefetchEverything", "android.os.MessageQueue.next"}, &d);
   ASSERT_FALSE(json.empty());
   EXPECT_STREQ(d["monitor"].GetString(), "idle");
   EXPECT_STREQ(d["handler"].GetString(), "com.example.app.SlowIdleHandler");
   EXPECT_FALSE(d["keep"].GetBool());
   EXPECT_EQ(d["lag_ms"].GetInt(), kLagMs);
-  EXPECT_TRUE(StackHas(d, "com.example.app.SlowIdleHandler.prefetchEverything")) << json;
-  EXPECT_TRUE(StackHas(d, "android.os.MessageQueue.next")) << json;
 
   // It returned false: the queue removed it (through the wrapper) and it never runs again.
   ASSERT_EQ(CallInt("pokeMain"), 1);
@@ -251,45 +242,33 @@ std::string WithRecordMinUs(int us, int capacity = 0) {
   return c + "}";
 }
 
-// The idle.handler records of the exported timeline named `handler_class`, with their durations (ms).
-std::vector<double> HandlerRecords(const std::string& trace, const std::string& handler_class) {
-  std::vector<double> durs;
+// The idle.handler records of an exported timeline: their names (handler classes) and durations (ms).
+struct HandlerRecord {
+  std::string name;
+  double dur_ms = -1;
+};
+std::vector<HandlerRecord> IdleHandlerRecords(const std::string& trace) {
+  std::vector<HandlerRecord> records;
   rapidjson::Document d;
   d.Parse(trace.c_str());
   if (d.HasParseError() || !d.HasMember("traceEvents")) {
     ADD_FAILURE() << "unreadable trace: " << trace.substr(0, 300);
-    return durs;
+    return records;
   }
   for (const auto& ev : d["traceEvents"].GetArray()) {
     if (!ev.HasMember("cat") || std::string(ev["cat"].GetString()) != "idle.handler") continue;
-    if (handler_class != ev["name"].GetString()) continue;
-    durs.push_back(ev.HasMember("dur") ? ev["dur"].GetDouble() / 1000.0 : -1);  // trace "dur" is in us
+    records.push_back({ev["name"].GetString(), ev.HasMember("dur") ? ev["dur"].GetDouble() / 1000.0 : -1});  // us
   }
-  return durs;
+  return records;
 }
 
-// One handler class's figures from the status (per_handler), or found = false.
-struct Figures {
-  bool found = false;
-  uint64_t calls = 0, folded = 0, total_ns = 0, max_ns = 0;
-};
-Figures ClassFiguresOf(const std::string& handler_class, size_t* classes = nullptr) {
-  Figures f;
-  rapidjson::Document d;
-  d.Parse(CallString("status").c_str());
-  if (d.HasParseError() || !d.HasMember("monitors")) return f;
-  const auto& details = d["monitors"]["idle"]["details"];
-  if (!details.HasMember("per_handler")) return f;
-  if (classes) *classes = details["per_handler"].GetArray().Size();
-  for (const auto& h : details["per_handler"].GetArray()) {
-    if (handler_class != h["class"].GetString()) continue;
-    f.found = true;
-    f.calls = h["calls"].GetUint64();
-    f.folded = h["folded"].GetUint64();
-    f.total_ns = h["total_ns"].GetUint64();
-    f.max_ns = h["max_ns"].GetUint64();
+// The durations (ms) of those named `handler_class`.
+std::vector<double> HandlerRecords(const std::string& trace, const std::string& handler_class) {
+  std::vector<double> durs;
+  for (const HandlerRecord& r : IdleHandlerRecords(trace)) {
+    if (r.name == handler_class) durs.push_back(r.dur_ms);
   }
-  return f;
+  return durs;
 }
 
 constexpr const char* kSlowClass = "com.example.app.SlowIdleHandler";
@@ -302,7 +281,7 @@ TEST_F(IdleJvmTest, ShortCallsAreFoldedIntoTheirClassFiguresWithoutRecords) {
   ASSERT_EQ(Configure(WithRecordMinUs(50000)), 0) << CallString("status");  // 50 ms: the 5 ms calls fold
   ASSERT_EQ(CallInt("pokeMain"), 1);
   const size_t records0 = HandlerRecords(ExportedTrace(), kSlowClass).size();
-  const Figures f0 = ClassFiguresOf(kSlowClass);
+  const IdleClassFigures f0 = ClassFiguresOf(kSlowClass);
   const uint64_t folded0 = IdleDetail("folded"), recorded0 = IdleDetail("recorded");
   ASSERT_NE(folded0, UINT64_MAX) << CallString("status");
   const auto t0 = std::chrono::steady_clock::now();
@@ -311,7 +290,7 @@ TEST_F(IdleJvmTest, ShortCallsAreFoldedIntoTheirClassFiguresWithoutRecords) {
     ASSERT_EQ(CallInt("pokeMain"), 1);  // the one-shot handler ran (and removed itself) in that pass
   }
   const double waited_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-  const Figures f = ClassFiguresOf(kSlowClass);
+  const IdleClassFigures f = ClassFiguresOf(kSlowClass);
   ASSERT_TRUE(f.found) << CallString("status");
   EXPECT_EQ(f.calls - f0.calls, static_cast<uint64_t>(kCalls)) << CallString("status");
   EXPECT_EQ(f.folded - f0.folded, static_cast<uint64_t>(kCalls));
@@ -331,7 +310,7 @@ TEST_F(IdleJvmTest, ACallOfAtLeastRecordMinUsGetsItsRecord) {
   ASSERT_EQ(Configure(WithRecordMinUs(2000)), 0) << CallString("status");
   EXPECT_EQ(IdleDetail("record_min_us"), 2000u);
   const size_t records0 = HandlerRecords(ExportedTrace(), kSlowClass).size();
-  const Figures f0 = ClassFiguresOf(kSlowClass);
+  const IdleClassFigures f0 = ClassFiguresOf(kSlowClass);
   const uint64_t recorded0 = IdleDetail("recorded");
   const auto t0 = std::chrono::steady_clock::now();
   ASSERT_GE(CallInt("addSlowIdleHandler", "(J)I", {J(kSleepMs)}), 0);
@@ -342,7 +321,7 @@ TEST_F(IdleJvmTest, ACallOfAtLeastRecordMinUsGetsItsRecord) {
   EXPECT_GE(records.back(), kSleepMs);
   EXPECT_LE(records.back(), waited_ms);
   EXPECT_GE(IdleDetail("recorded") - recorded0, 1u);
-  const Figures f = ClassFiguresOf(kSlowClass);
+  const IdleClassFigures f = ClassFiguresOf(kSlowClass);
   EXPECT_EQ(f.calls - f0.calls, 1u);
   EXPECT_EQ(f.folded, f0.folded) << "a recorded call counted as folded";
 
@@ -384,17 +363,13 @@ TEST_F(IdleJvmTest, HandlerNamesSurviveATimelineRebuild) {
   const std::string trace = ExportedTrace();
   ASSERT_EQ(Configure(kConfig), 0);
   // Every idle.handler record of the new timeline carries a handler class name, the counting one among them.
-  rapidjson::Document d = Parse(trace);
-  ASSERT_TRUE(d.HasMember("traceEvents")) << trace.substr(0, 300);
-  int handler_records = 0, counting = 0;
-  for (const auto& ev : d["traceEvents"].GetArray()) {
-    if (!ev.HasMember("cat") || std::string(ev["cat"].GetString()) != "idle.handler") continue;
-    ++handler_records;
-    const std::string name = ev["name"].GetString();
-    EXPECT_EQ(name.rfind("com.example.app.", 0), 0u) << "a stale key named a record " << name;
-    counting += name == "com.example.app.CountingIdleHandler";
+  const std::vector<HandlerRecord> records = IdleHandlerRecords(trace);
+  int counting = 0;
+  for (const HandlerRecord& r : records) {
+    EXPECT_EQ(r.name.rfind("com.example.app.", 0), 0u) << "a stale key named a record " << r.name;
+    counting += r.name == "com.example.app.CountingIdleHandler";
   }
-  EXPECT_GE(handler_records, 3);
+  EXPECT_GE(records.size(), 3u);
   EXPECT_GE(counting, 3);
 }
 
@@ -488,7 +463,7 @@ TEST_F(IdleJvmTest, MoreHandlerClassesThanFiguresAreStillTimed) {
     const size_t records = HandlerRecords(trace, name).size();
     EXPECT_GE(records, 1u) << name;
     EXPECT_LE(records, static_cast<size_t>(ran)) << name;
-    const Figures f = ClassFiguresOf(name, &classes);
+    const IdleClassFigures f = ClassFiguresOf(name, &classes);
     if (f.found) {
       ++with_figures;
       EXPECT_EQ(f.calls, static_cast<uint64_t>(ran)) << name;

@@ -39,6 +39,11 @@ inline jvalue I(jint i) {
   v.i = i;
   return v;
 }
+inline jvalue Z(bool b) {
+  jvalue v{};
+  v.z = b ? JNI_TRUE : JNI_FALSE;
+  return v;
+}
 
 struct AppLaunch {
   bool ok = false;       // JVM up, library loaded, main thread started

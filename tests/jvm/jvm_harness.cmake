@@ -4,7 +4,8 @@
 # - stand-in variants derived from tests/java/android/os/MessageQueue.java: "renamed" (mMessages and
 #   mIdleHandlers under other names, as on a device whose fields differ) and "lockfree" (mMessages always
 #   null, Android 17's queue);
-# - jp_add_jvm_test(NAME SOURCES... STANDINS <jar target>): one test executable = one JVM.
+# - jp_add_jvm_test(NAME SOURCES... STANDINS <jar target> [JANKPROBE_JAR <jar target>]): one test
+#   executable = one JVM; JANKPROBE_JAR replaces jankprobe.jar (a variant missing a class).
 # Every test fragment that uses it includes this file first (fragments load in path order).
 include_guard(GLOBAL)
 find_package(Java 17 COMPONENTS Development)
@@ -53,17 +54,20 @@ jp_standin_variant(lockfree "${jp_lockfree}")
 set(jp_jvm_test_env "ASAN_OPTIONS=handle_segv=0:allow_user_segv_handler=1:detect_leaks=0:abort_on_error=1")
 
 function(jp_add_jvm_test name)
-  cmake_parse_arguments(ARG "" "STANDINS" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "" "STANDINS;JANKPROBE_JAR" "SOURCES" ${ARGN})
+  if(NOT ARG_JANKPROBE_JAR)
+    set(ARG_JANKPROBE_JAR jankprobe_java)
+  endif()
   jp_add_gtest(${name} SOURCES ${ARG_SOURCES} LIBS jp_jvm_harness TIMEOUT 120 ENV "${jp_jvm_test_env}")
   target_include_directories(${name} SYSTEM PRIVATE ${RAPIDJSON_INCLUDE_DIR})
   target_compile_definitions(${name} PRIVATE
       JP_JVM_SYSTEM_CP="$<TARGET_PROPERTY:${ARG_STANDINS},JAR_FILE>"
-      JP_JVM_JANKPROBE_JAR="$<TARGET_PROPERTY:jankprobe_java,JAR_FILE>"
+      JP_JVM_JANKPROBE_JAR="$<TARGET_PROPERTY:${ARG_JANKPROBE_JAR},JAR_FILE>"
       JP_JVM_APP_JAR="$<TARGET_PROPERTY:jp_test_app,JAR_FILE>"
       JP_LIBJANKPROBE="$<TARGET_FILE:jankprobe>"
       JP_JVM_LIBRARY_PATH="${CMAKE_BINARY_DIR}/tests/fixtures/libutils")
   # The stand-in MessageQueue waits in the libutils.so fixture (tests/fixtures/libutils.cmake).
-  add_dependencies(${name} ${ARG_STANDINS} jankprobe_java jp_test_app jankprobe jp_libutils)
+  add_dependencies(${name} ${ARG_STANDINS} ${ARG_JANKPROBE_JAR} jp_test_app jankprobe jp_libutils)
 endfunction()
 
 # A Google Benchmark that runs the test app on a JVM in-process like a JVM test, but without -Xcheck:jni

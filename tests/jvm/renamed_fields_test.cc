@@ -3,11 +3,11 @@
 // the status and in reports, no exception is left pending, and the app runs as before. Also checks the
 // harness itself: the plugin's classes are visible only through the app's class loader.
 #include <gtest/gtest.h>
-#include <rapidjson/document.h>
 
 #include <string>
 
 #include "tests/jvm/app_under_test.h"
+#include "tests/jvm/status_json.h"
 
 namespace jp::testing {
 namespace {
@@ -24,12 +24,11 @@ class RenamedFieldsTest : public ::testing::Test {
 
 TEST_F(RenamedFieldsTest, MonitorsAreDisabledWithTheReason) {
   EXPECT_EQ(LaunchApp(kConfig).start_rc, -5) << "JANKPROBE_ERR_MONITOR expected: " << CallString("status");
-  rapidjson::Document s;
-  s.Parse(CallString("status").c_str());
-  ASSERT_FALSE(s.HasParseError());
-  EXPECT_TRUE(s["running"].GetBool());
-  const std::string idle = s["monitors"]["idle"]["state"].GetString();
-  const std::string barrier = s["monitors"]["barrier"]["state"].GetString();
+  const MonitorStatus s = StatusOf("idle");
+  ASSERT_FALSE(s.doc.HasParseError());
+  EXPECT_TRUE(s.doc["running"].GetBool());
+  const std::string idle = s.state;
+  const std::string barrier = StatusOf("barrier").state;
   EXPECT_EQ(idle.rfind("disabled: ", 0), 0u) << idle;
   EXPECT_NE(idle.find("NoSuchFieldError"), std::string::npos) << idle;
   EXPECT_NE(idle.find("mIdleHandlers"), std::string::npos) << idle;

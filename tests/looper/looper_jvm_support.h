@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tests/jvm/app_under_test.h"
+#include "tests/jvm/status_json.h"
 
 namespace jp::testing {
 
@@ -28,25 +29,14 @@ inline rapidjson::Document Parse(const std::string& json) {
   return d;
 }
 
-// The looper monitor's status details (re-parsed on every call).
-struct LooperStatus {
-  rapidjson::Document doc;
-  const rapidjson::Value* details = nullptr;
-  std::string state;
-  int64_t Int(const char* key) const { return details && details->HasMember(key) ? (*details)[key].GetInt64() : -1; }
-  std::string Str(const char* key) const {
-    return details && details->HasMember(key) ? (*details)[key].GetString() : std::string();
-  }
+// The looper monitor's status details (re-parsed on every call; tests/jvm/status_json.h).
+struct LooperStatus : MonitorStatus {
   const rapidjson::Value& Frames() const { return (*details)["frames"]; }
 };
 
 inline LooperStatus Status() {
   LooperStatus s;
-  s.doc.Parse(CallString("status").c_str());
-  if (s.doc.HasParseError() || !s.doc.HasMember("monitors")) return s;
-  const rapidjson::Value& m = s.doc["monitors"]["looper"];
-  s.state = m["state"].GetString();
-  if (m.HasMember("details")) s.details = &m["details"];
+  ReadStatus("looper", &s);
   return s;
 }
 

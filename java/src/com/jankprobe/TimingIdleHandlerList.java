@@ -7,7 +7,8 @@ import java.nio.IntBuffer;
 import java.nio.LongBuffer;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * The list jankprobe puts in place of MessageQueue.mIdleHandlers. MessageQueue only ever calls add, remove,
@@ -85,23 +86,20 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   static final long GAP_NOT_AN_IDLE_START = 1L;
   private static final int WORDS_BYTES = 24;
 
+  // The native side registers nativeWords before anything initialises this class (jni_refs.cc,
+  // ResolveIdle: the class is loaded without initialising it, the natives registered, then its members
+  // looked up). No private fallback: the watchdog reads the native words, so a wrapper writing others
+  // would leave it a stale start after every folded call. Without the words the class fails to
+  // initialise (an Error, so that it propagates as is) and the idle monitor reports why.
   static {
-    final ByteBuffer words = sharedWords();
+    final ByteBuffer words = nativeWords();
+    if (words == null || words.capacity() < WORDS_BYTES) {
+      throw new UnsatisfiedLinkError("jankprobe: no direct buffer over the shared idle words (NewDirectByteBuffer "
+          + (words == null ? "returned null" : "too small: " + words.capacity() + " bytes") + ")");
+    }
+    words.order(ByteOrder.nativeOrder());
     RUNNING_SINCE = words.asLongBuffer();
     COVERED = words.asIntBuffer();
-  }
-
-  private static ByteBuffer sharedWords() {
-    ByteBuffer words = null;
-    try {
-      words = nativeWords();
-    } catch (UnsatisfiedLinkError e) {
-      // Used before the idle monitor registered its natives: the calls fail the same way, loudly.
-    }
-    // No shared words: private ones, whose covered word stays 0, so every call goes through nativeArm, and
-    // whose gap word stays 0, so every call reads its start from the clock.
-    if (words == null || words.capacity() < WORDS_BYTES) words = ByteBuffer.allocateDirect(WORDS_BYTES);
-    return words.order(ByteOrder.nativeOrder());
   }
 
   /**
@@ -126,17 +124,16 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   /** Classes with figures; past this many, a class's calls all go through nativeEnd, which counts them. */
   static final int MAX_CLASSES = 64;
   // Guarded by itself. Wrappers are made on any thread that adds a handler (under the queue's lock, which
-  // is never taken while holding this one); keyed by name so that no Class is kept from unloading.
-  private static final HashMap<String, ClassFigures> FIGURES = new HashMap<String, ClassFigures>();
-  private static final ArrayList<ClassFigures> FIGURES_IN_ORDER = new ArrayList<ClassFigures>();
+  // is never taken while holding this one); keyed by name so that no Class is kept from unloading; in the
+  // order the classes first came (the status lists them so).
+  private static final LinkedHashMap<String, ClassFigures> FIGURES = new LinkedHashMap<String, ClassFigures>();
 
   static ClassFigures figuresOf(String handlerClass) {
     synchronized (FIGURES) {
       ClassFigures f = FIGURES.get(handlerClass);
-      if (f == null && FIGURES_IN_ORDER.size() < MAX_CLASSES) {
+      if (f == null && FIGURES.size() < MAX_CLASSES) {
         f = new ClassFigures(handlerClass);
         FIGURES.put(handlerClass, f);
-        FIGURES_IN_ORDER.add(f);
       }
       return f;
     }
@@ -148,16 +145,20 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
    */
   static Object[] figures() {
     synchronized (FIGURES) {
-      final int n = FIGURES_IN_ORDER.size();
+      final int n = FIGURES.size();
       final String[] classes = new String[n];
       final long[] values = new long[4 * n];
-      for (int i = 0; i < n; i++) {
-        final ClassFigures f = FIGURES_IN_ORDER.get(i);
+      int i = 0;
+      // entrySet, not values(): HotSpot's default CDS archive holds the entry set's iterator classes,
+      // while the values view's come from the class files (two more class loads on the first status).
+      for (Map.Entry<String, ClassFigures> e : FIGURES.entrySet()) {
+        final ClassFigures f = e.getValue();
         classes[i] = f.handlerClass;
         values[4 * i] = f.calls;
         values[4 * i + 1] = f.calls - f.unfolded;  // folded
         values[4 * i + 2] = f.totalNs;
         values[4 * i + 3] = f.maxNs;
+        i++;
       }
       return new Object[] {classes, values};
     }

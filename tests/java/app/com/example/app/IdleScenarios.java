@@ -69,20 +69,6 @@ public final class IdleScenarios {
     return TestApp.runOnMain(() -> calls[0].queueIdle(), slowMs + 10000) ? 1 : 0;
   }
 
-  /** n calls of a trivial handler through its wrapper on the main thread; the calls that ran, -1 on timeout. */
-  public static int callsOnMain(final int n) throws InterruptedException {
-    final IdleHandler[] calls = wrapped(new CountingIdleHandler());
-    final int[] ran = {0};
-    if (!TestApp.runOnMain(() -> {
-      for (int i = 0; i < n; i++) {
-        if (calls[0].queueIdle()) ran[0]++;
-      }
-    }, 10000)) {
-      return -1;
-    }
-    return ran[0];
-  }
-
   private static volatile CountDownLatch streamDone;
   private static volatile int streamCalls;
 
