@@ -58,6 +58,17 @@ class InFlightGate {
     fence_->Light();
     return enabled.load(std::memory_order_acquire);
   }
+  // Hot path for the owner that knows it is the owner (as for EnterOwner) but not whether it is already
+  // inside (a signal handler on it): -1 when it is (nothing done: enter through Enter for a nested pass),
+  // else enters as EnterOwner does and returns 1 when `enabled` was true, 0 when not. LeaveOwner must
+  // follow 0 and 1. A handler that comes between the load and the store has left (depth back to 0) before
+  // the store.
+  int EnterOwnerOutermost(const std::atomic<bool>& enabled) noexcept {
+    if (owner_depth_.load(std::memory_order_relaxed) != 0) return -1;
+    owner_depth_.store(1, std::memory_order_relaxed);
+    fence_->Light();
+    return enabled.load(std::memory_order_acquire) ? 1 : 0;
+  }
   void LeaveOwner() noexcept {
     owner_depth_.store(owner_depth_.load(std::memory_order_relaxed) - 1, std::memory_order_release);
   }

@@ -68,7 +68,7 @@ class InputMonitor : public hook::MonitorImpl {
     w.Key("clock");
     if (!w.Embed(InputTracker::Get().ClockJson())) w.Null();
     w.Key("counters");
-    if (!w.Embed(InputTracker::Get().CountersJson())) w.Null();
+    InputTracker::Get().WriteCounters(w);
     if (!remove_errors_.empty()) w.Field("remove_errors", remove_errors_);
     w.EndObject();
     return w.Take();

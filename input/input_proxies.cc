@@ -8,6 +8,7 @@
 
 #include "input/hot_path.h"
 #include "input/input_tracker.h"
+#include "plt/prev_cache.h"
 
 extern "C" {
 // The fortified entry points as bionic declares them (glibc has __recvfrom_chk with the same prototype and
@@ -27,46 +28,21 @@ using SendFn = ssize_t (*)(int, const void*, size_t, int);
 void* g_prev[kProxyCount];
 jp_plt_hook* g_hook[kProxyCount];
 
-// The previous target per proxy, cached for the first call site (return address) that asked after the
-// proxies were installed. JP_PLT_PREV asks the engine (jp_plt_hook_prev_for: two calls and a table look)
-// on every call, and a call before the original one made the proxy keep all six arguments in saved
-// registers across it; the engine's answer for one return address does not change while the hook stays
-// installed (it is what that module's slot held before us). Set once: the target is stored before the
-// return address (release), and a reader that finds its own return address (acquire) finds the target
-// that goes with it; a second call site, or a call before the hook's handle is published (the engine's
-// prev variable then), takes the engine's lookup every time. InstallProxies clears the return addresses
-// before it writes any slot. (A lookup still in flight from before a stop may fill the cache after that
-// clear with the answer of the previous install: the same answer unless another tool hooked libinput.so's
-// slot in between, the one case that would call past that tool until the next install.)
-struct PrevCache {
-  std::atomic<const void*> ra{nullptr};
-  std::atomic<void*> target{nullptr};
-};
-PrevCache g_prev_cache[kProxyCount];
-const void* const kClaiming = reinterpret_cast<const void*>(uintptr_t{1});  // a cache being filled
-
-void* PrevSlow(int i, const void* ra) noexcept {
-  jp_plt_hook* h = __atomic_load_n(&g_hook[i], __ATOMIC_ACQUIRE);
-  if (h == nullptr) return __atomic_load_n(&g_prev[i], __ATOMIC_ACQUIRE);
-  void* const prev = jp_plt_hook_prev_for(h, ra);
-  const void* expected = nullptr;
-  if (g_prev_cache[i].ra.compare_exchange_strong(expected, kClaiming, std::memory_order_relaxed)) {
-    g_prev_cache[i].target.store(prev, std::memory_order_relaxed);
-    g_prev_cache[i].ra.store(ra, std::memory_order_release);
-  }
-  return prev;
-}
+// The previous target per proxy, cached for the first call site (return address) that asks after an
+// install (plt/prev_cache.h: what it saves, and its rules with InstallProxies). A call that misses asks
+// the engine as JP_PLT_PREV does, in an out-of-line half that gets the arguments as they came.
+plt::PrevCache g_prev_cache[kProxyCount];
 
 // The original call. The slow half is a separate function that gets the arguments as they came, so that
 // the proxy keeps only what the tracker needs across its one call.
 template <int I, typename Fn, typename... Args>
 JP_INPUT_COLD ssize_t CallPrevSlow(const void* ra, Args... args) noexcept {
-  return reinterpret_cast<Fn>(PrevSlow(I, ra))(args...);
+  return reinterpret_cast<Fn>(g_prev_cache[I].Lookup(&g_hook[I], &g_prev[I], ra))(args...);
 }
 template <int I, typename Fn, typename... Args>
 __attribute__((always_inline)) inline ssize_t CallPrev(const void* ra, Args... args) noexcept {
-  if (__builtin_expect(g_prev_cache[I].ra.load(std::memory_order_acquire) == ra, 1)) {
-    return reinterpret_cast<Fn>(g_prev_cache[I].target.load(std::memory_order_relaxed))(args...);
+  if (__builtin_expect(g_prev_cache[I].Holds(ra), 1)) {
+    return reinterpret_cast<Fn>(g_prev_cache[I].target())(args...);
   }
   return CallPrevSlow<I, Fn>(ra, args...);
 }
@@ -134,8 +110,8 @@ const char* ProxyStateName(ProxyInstall::State state) {
 }
 
 bool InstallProxies(const char* caller, ProxyInstall* out, std::string* why) {
-  // Before any slot is written (see PrevCache): a call through a new slot asks the engine.
-  for (PrevCache& c : g_prev_cache) c.ra.store(nullptr, std::memory_order_release);
+  // Before any slot is written, and again below once every install returned (plt/prev_cache.h).
+  for (plt::PrevCache& c : g_prev_cache) c.Clear();
   int used = 0;
   std::string failures;
   for (int i = 0; i < kProxyCount; ++i) {
@@ -157,6 +133,7 @@ bool InstallProxies(const char* caller, ProxyInstall* out, std::string* why) {
     out->state[i] = out->slots[i] > 0 ? ProxyInstall::State::kHooked : ProxyInstall::State::kPending;
     ++used;
   }
+  for (plt::PrevCache& c : g_prev_cache) c.Clear();
   if (failures.empty() && used == 0) failures = std::string(caller) + " imports none of the socket calls an InputChannel makes";
   if (!failures.empty()) {
     RemoveProxies();

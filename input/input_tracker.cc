@@ -4,11 +4,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <new>
 
 #include "hook/caller_tid.h"
 #include "hook/clock.h"
+#include "hook/json_out.h"
 #include "input/hot_path.h"
 #include "input/input_layouts.h"
 
@@ -175,10 +175,12 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt(InputTracker* self, int fd, 
   // Another thread, the owner before it is known here, a nested entry (a signal handler on the owner
   // thread: it may not use the owner's private parts), the generic entry (fd mode, a layout from outside
   // the table) and a stale one (loaded before a new Enable bound another layout): the gated general path.
-  if (kLayout < 0 || __builtin_expect(!self->EnterAsOwner(), 0)) {
+  if (kLayout < 0 || __builtin_expect(!self->IsOwnerThread(), 0)) {
     return self->ReceivedGated(fd, buf, n, now, capacity);
   }
-  if (__builtin_expect(!self->gate_.EnterOwner(self->enabled_), 0)) return self->LeaveAsOwner(n);
+  const int in = self->gate_.EnterOwnerOutermost(self->enabled_);
+  if (__builtin_expect(in < 0, 0)) return self->ReceivedGated(fd, buf, n, now, capacity);
+  if (__builtin_expect(in == 0, 0)) return self->LeaveAsOwner(n);
   if (__builtin_expect(self->layout_index_ != kLayout, 0)) return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
   if constexpr (kLayout >= 0) {
     // The owner's first probe (Claim's usual case) without the kClaimed step: no other thread claims or
@@ -248,21 +250,11 @@ JP_INPUT_COLD ssize_t InputTracker::ReceivedGated(int fd, const void* buf, ssize
 JP_INPUT_COLD hook::InFlightGate::Pass InputTracker::EnterGated(uint32_t tid) noexcept {
   const hook::InFlightGate::Pass pass = gate_.Enter(tid, enabled_);
   if (pass.exclusive()) {
-    // The gate's owner never changes once set: from now on its events take EnterAsOwner's way in.
+    // The gate's owner never changes once set: from now on its events take IsOwnerThread's way in.
     owner_tid_.store(tid, std::memory_order_relaxed);
     owner_tp_.store(reinterpret_cast<uintptr_t>(__builtin_thread_pointer()), std::memory_order_relaxed);
-    owner_inside_.store(1, std::memory_order_relaxed);
-    std::atomic_signal_fence(std::memory_order_seq_cst);
   }
   return pass;
-}
-
-JP_INPUT_COLD void InputTracker::LeaveGated(hook::InFlightGate::Pass pass) noexcept {
-  if (pass.exclusive()) {
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    owner_inside_.store(0, std::memory_order_relaxed);
-  }
-  gate_.Leave(pass);
 }
 
 JP_INPUT_COLD void InputTracker::Received(bool owner, uint32_t tid, int fd, const void* buf, ssize_t n,
@@ -322,8 +314,10 @@ void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* 
 template <int kLayout>
 JP_INPUT_HOT_ENTRY ssize_t InputTracker::SentAt(InputTracker* self, int fd, const void* buf, ssize_t n,
                                              uint64_t now) noexcept {
-  if (kLayout < 0 || __builtin_expect(!self->EnterAsOwner(), 0)) return self->SentGated(fd, buf, n, now);
-  if (__builtin_expect(!self->gate_.EnterOwner(self->enabled_), 0)) return self->LeaveAsOwner(n);
+  if (kLayout < 0 || __builtin_expect(!self->IsOwnerThread(), 0)) return self->SentGated(fd, buf, n, now);
+  const int in = self->gate_.EnterOwnerOutermost(self->enabled_);
+  if (__builtin_expect(in < 0, 0)) return self->SentGated(fd, buf, n, now);
+  if (__builtin_expect(in == 0, 0)) return self->LeaveAsOwner(n);
   // A FINISHED is exactly finished_size bytes: checked first, the decoder's own size checks fold away.
   // (No fd-mode look here: a channel in fd mode never validated a packet, so its only pending events are
   // fd-mode ones, seq 0, which the take below never matches; the general path then times it.)
@@ -532,35 +526,30 @@ InputTracker::Counters InputTracker::counters() const {
   return c;
 }
 
-std::string InputTracker::CountersJson() const {
+void InputTracker::WriteCounters(hook::JsonOut& w) const {
   const Counters c = counters();
-  std::string out;
-  char buf[96];
-  auto add = [&](const char* key, uint64_t v) {
-    std::snprintf(buf, sizeof buf, "%s\"%s\":%llu", out.empty() ? "{" : ",", key, static_cast<unsigned long long>(v));
-    out += buf;
-  };
-  add("events_read", c.events_read);
-  add("events_finished", c.events_finished);
-  add("fd_timed", c.fd_timed);
-  add("unmatched_finished", c.unmatched_finished);
-  add("table_full", c.table_full);
-  add("arm_failures", c.arm_failures);
-  add("lag_reports", c.lag_reports);
-  add("anr_reports", c.anr_reports);
-  add("dropped_at_disable", c.dropped_at_disable);
-  add("deadline_scans", c.deadline_scans);
-  add("records_drained", c.records_drained);
-  add("records_ring_full", c.records_ring_full);
-  add("records_in_ring", c.records_in_ring);
-  add("pending", static_cast<uint64_t>(c.pending));
-  add("fd_mode_channels", static_cast<uint64_t>(c.fd_mode_channels));
+  w.StartObject();
+  w.Field("events_read", c.events_read);
+  w.Field("events_finished", c.events_finished);
+  w.Field("fd_timed", c.fd_timed);
+  w.Field("unmatched_finished", c.unmatched_finished);
+  w.Field("table_full", c.table_full);
+  w.Field("arm_failures", c.arm_failures);
+  w.Field("lag_reports", c.lag_reports);
+  w.Field("anr_reports", c.anr_reports);
+  w.Field("dropped_at_disable", c.dropped_at_disable);
+  w.Field("deadline_scans", c.deadline_scans);
+  w.Field("records_drained", c.records_drained);
+  w.Field("records_ring_full", c.records_ring_full);
+  w.Field("records_in_ring", c.records_in_ring);
+  w.Field("pending", static_cast<uint64_t>(c.pending));
+  w.Field("fd_mode_channels", static_cast<uint64_t>(c.fd_mode_channels));
   for (int i = 1; i < kVerdictCount; ++i) {
-    add((std::string("received_") + VerdictName(static_cast<Verdict>(i))).c_str(), c.rejected_received[i]);
-    add((std::string("sent_") + VerdictName(static_cast<Verdict>(i))).c_str(), c.rejected_sent[i]);
+    const std::string name = VerdictName(static_cast<Verdict>(i));
+    w.Field(("received_" + name).c_str(), c.rejected_received[i]);
+    w.Field(("sent_" + name).c_str(), c.rejected_sent[i]);
   }
-  out += "}";
-  return out;
+  w.EndObject();
 }
 
 }  // namespace jp::input

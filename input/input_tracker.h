@@ -43,6 +43,10 @@
 #include "input/pending_events.h"
 #include "hook/split_counter.h"
 
+namespace jp::hook {
+class JsonOut;
+}
+
 namespace jp::input {
 
 class InputTracker;
@@ -131,7 +135,8 @@ class InputTracker {
     int fd_mode_channels = 0;
   };
   Counters counters() const;
-  std::string CountersJson() const;
+  // The counters as one JSON object, the next value in `w` (the monitor's status "counters").
+  void WriteCounters(hook::JsonOut& w) const;
 
   // The longest a finished event's record waits in the ring before the watchdog appends it to the
   // timeline: the first push after a drain makes sure a deadline fires within this (usually the lag
@@ -185,34 +190,26 @@ class InputTracker {
   ssize_t SentOwnerGeneral(int fd, const void* buf, ssize_t n, uint64_t now) noexcept;
   ssize_t SentGated(int fd, const void* buf, ssize_t n, uint64_t now) noexcept;
 
-  // The owner's way in, without the gate's owner lookup and without the caller's tid (InFlightGate::
-  // EnterOwner, as the looper's poll source enters): the caller is the gate's owner when its thread
-  // pointer (one register) is the one EnterGated learnt when the gate let the owner in exclusively (the
-  // gate's owner never changes once set; the tid recorded is the one learnt with it), and not nested when
-  // owner_inside_ is 0 (a signal handler that interrupts the owner inside reads 1 and goes through the
-  // gate, which counts it as nested; one that comes between the load and the store of 1 has left before
-  // the store, as with the gate's depth). A thread pointer belongs to one live thread: only an owner that
-  // is not the main thread (the plugin did not know it) and exited could pass its pointer, and with it
-  // the owner's place, to a new thread, whose records would then carry the old owner's tid.
-  // True: the caller is the owner, marked inside, and must now EnterOwner, then leave by LeaveAsOwner.
-  bool EnterAsOwner() noexcept {
-    if (reinterpret_cast<uintptr_t>(__builtin_thread_pointer()) != owner_tp_.load(std::memory_order_relaxed) ||
-        owner_inside_.load(std::memory_order_relaxed) != 0) {
-      return false;
-    }
-    owner_inside_.store(1, std::memory_order_relaxed);  // ordered before the work by EnterOwner's Light()
-    return true;
+  // The owner's way in, without the gate's owner lookup and without the caller's tid: the caller is the
+  // gate's owner when its thread pointer (one register) is the one EnterGated learnt when the gate let the
+  // owner in exclusively (the gate's owner never changes once set; the tid recorded is the one learnt with
+  // it); the entries then go in by InFlightGate::EnterOwnerOutermost, which refuses (-1) when the owner is
+  // already inside: a signal handler that interrupted the owner's pass, which then takes the gated path
+  // (the gate's Enter counts it nested). A thread pointer belongs to one live thread: only an owner that is
+  // not the main thread (the plugin did not know it) and exited could pass its pointer, and with it the
+  // owner's place, to a new thread, whose records would then carry the old owner's tid.
+  bool IsOwnerThread() const noexcept {
+    return reinterpret_cast<uintptr_t>(__builtin_thread_pointer()) == owner_tp_.load(std::memory_order_relaxed);
   }
+  // Leaves the pass EnterOwnerOutermost opened (0 or 1) and returns n (the entries' tail).
   ssize_t LeaveAsOwner(ssize_t n) noexcept {
-    std::atomic_signal_fence(std::memory_order_seq_cst);  // the owner's work, then the flag
-    owner_inside_.store(0, std::memory_order_relaxed);
-    gate_.LeaveOwner();
+    gate_.LeaveOwner();  // a release store: the owner's work stays before it
     return n;
   }
-  // The gate's own Enter / Leave for everyone else (and the owner until it is known); an exclusive pass
-  // teaches owner_tid_ and is marked in owner_inside_ too.
+  // The gate's own Enter / Leave for everyone else (the owner until it is known, a nested pass); an
+  // exclusive pass teaches owner_tid_ and owner_tp_.
   hook::InFlightGate::Pass EnterGated(uint32_t tid) noexcept;
-  void LeaveGated(hook::InFlightGate::Pass pass) noexcept;
+  void LeaveGated(hook::InFlightGate::Pass pass) noexcept { gate_.Leave(pass); }
   // The general path (any thread, any packet; owner: the caller may use the owner's private parts).
   void Received(bool owner, uint32_t tid, int fd, const void* buf, ssize_t n, size_t capacity, uint64_t now) noexcept;
   void RejectReceived(bool owner, uint32_t tid, int fd, Verdict v, size_t capacity, uint64_t now) noexcept;
@@ -259,7 +256,6 @@ class InputTracker {
   // counters and the argument ids; line 2 (finish side only) the action names. After the two syscalls of a
   // round trip every distinct line is a likely L1 miss (they were spread over seven).
   std::atomic<bool> enabled_{false};
-  std::atomic<uint8_t> owner_inside_{0};  // the owner thread's only (EnterAsOwner)
   std::atomic<uint32_t> owner_tid_{0};    // the gate's owner once seen (0: not yet), and its thread pointer
   std::atomic<uintptr_t> owner_tp_{0};    // (never 0 for a thread: an unknown owner matches no one)
   hook::AsymmetricFence fence_;

@@ -58,6 +58,7 @@
 #include "looper/dispatch_timing.h"
 #include "looper/looper_monitor.h"
 #include "looper/timing_state.h"
+#include "plt/prev_cache.h"
 
 namespace jp::looper {
 namespace internal {
@@ -95,17 +96,12 @@ struct MainSide {
 };
 MainSide g_main;
 
-// The previous target per proxy for the last call site (return address) the main thread called it from.
-// PrevFor (the engine's lookup through jp_plt_hook_prev_for) is a call and a table walk per wait, and its
-// answer for one return address only changes when the hook is installed again (the slot may then have
-// held something else before us). It does not depend on the thread: every Looper in the library waits
-// from the same call site, so other threads use the main thread's entry too. Written by the main thread
-// only inside the mark while the source is active (MainSlowBefore: the target, then the address with
-// release), so never after StopPollSource drained it; StartPollSource clears the address before it
-// writes any slot, so a call through a new slot misses (the ordering JP_PLT_PREV relies on for
-// prev_var), while a call still in flight from before the stop finds the target that was right for it.
-std::atomic<const void*> g_prev_ra[kHookCount];
-std::atomic<void*> g_prev_cached[kHookCount];
+// The previous target per proxy, cached for the first call site (return address) the main thread asks
+// from after StartPollSource (plt/prev_cache.h: what it saves, and its rules with the install). It does
+// not depend on the thread: every Looper in the library waits from the same call site, so other threads
+// use the main thread's entry too (Holds: acquire, the target stored before the address). Only the main
+// thread fills it (MainSlowBefore), so that it is the main thread's call site that takes the fast path.
+plt::PrevCache g_prev_cache[kHookCount];
 
 // The looper thread's thread pointer, learnt by its first call through a proxy (0: not yet). Comparing the
 // thread pointer register is one instruction; pthread_self() is a call into libc on every epoll wait of
@@ -346,19 +342,9 @@ inline void StartGap(uint64_t start) {
   if (!g.poll_armed.load(std::memory_order_relaxed)) ArmCheck();
 }
 
-// The target for a call from return_address: the engine's lookup.
+// The target for a call from return_address: the engine's lookup (JP_PLT_PREV's answer), not cached.
 __attribute__((noinline)) void* PrevFor(int i, const void* return_address) {
-  jp_plt_hook* h = __atomic_load_n(&g_hook[i], __ATOMIC_ACQUIRE);
-  return h ? jp_plt_hook_prev_for(h, return_address) : __atomic_load_n(&g_prev[i], __ATOMIC_ACQUIRE);
-}
-// Whether the cached target (g_prev_cached) is for a call from return_address (see g_prev_ra). A return
-// address is never null, so a cleared entry never matches. The main thread reads its own stores (relaxed);
-// another thread that matches must see the target the main thread stored before the address (acquire).
-inline bool MainHasCachedPrev(int i, const void* return_address) {
-  return g_prev_ra[i].load(std::memory_order_relaxed) == return_address;
-}
-inline bool OtherHasCachedPrev(int i, const void* return_address) {
-  return g_prev_ra[i].load(std::memory_order_acquire) == return_address;
+  return plt::PrevCache::Ask(&g_hook[i], &g_prev[i], return_address);
 }
 
 // A look without waiting (timeout 0: the top of every next() while messages are queued) returns at once:
@@ -404,13 +390,9 @@ void AfterBlock() {
 // The main thread's other paths: a call that may block, or the target not cached for this call site.
 // Returns the target to call; AfterSlow follows the call.
 __attribute__((noinline)) void* MainSlowBefore(int i, const void* return_address, int timeout) {
+  void* const prev = g_prev_cache[i].Lookup(&g_hook[i], &g_prev[i], return_address);
   PollInside inside;
-  void* const prev = PrevFor(i, return_address);
-  if (inside.open()) {
-    g_prev_cached[i].store(prev, std::memory_order_relaxed);
-    g_prev_ra[i].store(return_address, std::memory_order_release);
-    if (timeout != 0) BeforeBlock();
-  }
+  if (inside.open() && timeout != 0) BeforeBlock();
   return prev;
 }
 __attribute__((noinline)) void MainSlowAfter(int timeout, int ready) {
@@ -447,8 +429,8 @@ int ProxyWait(int epfd, struct epoll_event* events, int max, int timeout, Rest..
   using Fn = int (*)(int, struct epoll_event*, int, int, Rest...);
   const void* ra = __builtin_return_address(0);
   if (OnMainThreadFast()) {
-    if (timeout == 0 && MainHasCachedPrev(I, ra)) {
-      const auto prev = reinterpret_cast<Fn>(g_prev_cached[I].load(std::memory_order_relaxed));
+    if (timeout == 0 && g_prev_cache[I].Holds(ra)) {
+      const auto prev = reinterpret_cast<Fn>(g_prev_cache[I].target());
       const int n = prev(epfd, events, max, timeout, rest...);
       if (n == 0) {
         AfterLook<true>();
@@ -457,9 +439,9 @@ int ProxyWait(int epfd, struct epoll_event* events, int max, int timeout, Rest..
       }
       return n;
     }
-  } else if (g_main_tp.load(std::memory_order_relaxed) != 0 && OtherHasCachedPrev(I, ra)) {
+  } else if (g_main_tp.load(std::memory_order_relaxed) != 0 && g_prev_cache[I].Holds(ra)) {
     // Not the main thread (which is known): straight through.
-    const auto prev = reinterpret_cast<Fn>(g_prev_cached[I].load(std::memory_order_relaxed));
+    const auto prev = reinterpret_cast<Fn>(g_prev_cache[I].target());
     return prev(epfd, events, max, timeout, rest...);
   }
   return WaitSlow<I>(ra, epfd, events, max, timeout, rest...);
@@ -704,8 +686,8 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
   PollRunning().store(0, std::memory_order_release);
   g.poll_armed.store(false, std::memory_order_release);
   RefreshPollSlowThreshold();
-  // Before any slot is written (see g_prev_ra); the main thread writes it only while the source is active.
-  for (int i = 0; i < kHookCount; ++i) g_prev_ra[i].store(nullptr, std::memory_order_seq_cst);
+  // Before any slot is written, and again once the installs returned (plt/prev_cache.h).
+  for (plt::PrevCache& c : g_prev_cache) c.Clear();
   g_main_tp.store(0, std::memory_order_relaxed);  // learnt again from main_thread by its next call
   g_main_thread.store(main_thread, std::memory_order_release);
   g_resolve_tid.store(main_tid, std::memory_order_release);
@@ -730,6 +712,7 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
     }
     slots += n;
   }
+  for (plt::PrevCache& c : g_prev_cache) c.Clear();
   if (slots == 0 || !failures.empty()) {
     StopPollSource();
     if (!failures.empty()) {

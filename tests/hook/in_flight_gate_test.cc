@@ -60,8 +60,43 @@ TEST(InFlightGate, OwnerIsProposedOnceAndNestingIsNotExclusive) {
   gate.Leave(closed);
 }
 
+// EnterOwnerOutermost: the owner's way in when it does not know whether it is already inside. Nested (a
+// signal handler on the owner inside) it does nothing and says -1, and the nested pass then goes through
+// Enter, which must find the outer entry's depth; outermost it says whether the gate is open, and every
+// pass leaves the depth as it found it (a -1 that counted itself in, or a closed pass that did not count
+// itself out, would make the next outermost entry answer -1).
+TEST(InFlightGate, OutermostOwnerEntryRefusesWhenNestedAndSaysWhetherOpen) {
+  AsymmetricFence fence;
+  fence.Init(nullptr);
+  InFlightGate gate(&fence);
+  std::atomic<bool> enabled{true};
+  gate.ProposeOwner(Tid());
+  ASSERT_EQ(gate.EnterOwnerOutermost(enabled), 1);
+  EXPECT_EQ(gate.EnterOwnerOutermost(enabled), -1) << "nested inside the owner's pass";
+  EXPECT_EQ(gate.EnterOwnerOutermost(enabled), -1) << "a refused entry must not have counted itself in";
+  const InFlightGate::Pass nested = gate.Enter(Tid(), enabled);
+  EXPECT_TRUE(nested.owner);
+  EXPECT_TRUE(nested.nested) << "the outermost entry did not mark the owner inside";
+  EXPECT_FALSE(nested.exclusive());
+  gate.Leave(nested);
+  EXPECT_EQ(gate.EnterOwnerOutermost(enabled), -1) << "the nested pass's leave must restore the outer depth";
+  gate.LeaveOwner();
+  EXPECT_EQ(gate.EnterOwnerOutermost(enabled), 1) << "depth not back to 0 after the outer pass left";
+  gate.LeaveOwner();
+  enabled.store(false, std::memory_order_seq_cst);
+  EXPECT_EQ(gate.EnterOwnerOutermost(enabled), 0) << "closed gate";
+  EXPECT_EQ(gate.EnterOwnerOutermost(enabled), -1) << "a closed pass is inside too until LeaveOwner";
+  gate.LeaveOwner();
+  ASSERT_EQ(gate.EnterOwnerOutermost(enabled), 0) << "depth not back to 0 after the closed pass left";
+  gate.LeaveOwner();
+  gate.Drain();  // returns: nobody inside
+}
+
+// How a caller gets in: the gate's Enter by tid, or the owner's EnterOwnerOutermost.
+enum class Way { kEnter, kOutermost };
+
 // Drain must wait for a caller that is inside: `left` is set just before its Leave.
-void ExpectDrainWaitsFor(bool as_owner) {
+void ExpectDrainWaitsFor(bool as_owner, Way way = Way::kEnter) {
   AsymmetricFence fence;
   fence.Init(nullptr);
   InFlightGate gate(&fence);
@@ -69,14 +104,23 @@ void ExpectDrainWaitsFor(bool as_owner) {
   const uint32_t owner = Tid();
   gate.ProposeOwner(owner);
   std::thread caller([&] {
-    const InFlightGate::Pass p = gate.Enter(as_owner ? owner : Tid(), enabled);
-    EXPECT_EQ(p.owner, as_owner);
-    EXPECT_TRUE(p.open);
+    InFlightGate::Pass p{};
+    if (way == Way::kOutermost) {
+      EXPECT_EQ(gate.EnterOwnerOutermost(enabled), 1);
+    } else {
+      p = gate.Enter(as_owner ? owner : Tid(), enabled);
+      EXPECT_EQ(p.owner, as_owner);
+      EXPECT_TRUE(p.open);
+    }
     inside = true;
     while (!draining) std::this_thread::yield();
     SleepMs(30);  // Drain is running now; it must still be waiting when we leave
     left = true;
-    gate.Leave(p);
+    if (way == Way::kOutermost) {
+      gate.LeaveOwner();
+    } else {
+      gate.Leave(p);
+    }
   });
   while (!inside) std::this_thread::yield();
   enabled.store(false, std::memory_order_seq_cst);
@@ -93,9 +137,11 @@ TEST(InFlightGate, DrainWaitsForTheOwnerInside) {
 
 TEST(InFlightGate, DrainWaitsForAnotherThreadInside) { ExpectDrainWaitsFor(false); }
 
+TEST(InFlightGate, DrainWaitsForTheOwnerInsideByItsOutermostEntry) { ExpectDrainWaitsFor(true, Way::kOutermost); }
+
 // The Dekker property under traffic: the owner touches `resource` only when the gate is open, the
 // disabling thread takes it away right after Drain. A missed store-load ordering would show as a null.
-TEST(InFlightGate, NoOwnerPassIsOpenAfterDrainUnderTraffic) {
+void ExpectNoOwnerPassOpenAfterDrainUnderTraffic(Way way) {
   AsymmetricFence fence;
   fence.Init(nullptr);
   InFlightGate gate(&fence);
@@ -108,13 +154,29 @@ TEST(InFlightGate, NoOwnerPassIsOpenAfterDrainUnderTraffic) {
     owner_tid = Tid();
     gate.ProposeOwner(Tid());
     while (!stop.load(std::memory_order_relaxed)) {
-      const InFlightGate::Pass p = gate.Enter(Tid(), enabled);
-      if (p.open) {
+      InFlightGate::Pass p{};
+      bool open;
+      if (way == Way::kOutermost) {
+        const int in = gate.EnterOwnerOutermost(enabled);
+        if (in < 0) {
+          ++bad;  // never nested here
+          continue;
+        }
+        open = in == 1;
+      } else {
+        p = gate.Enter(Tid(), enabled);
+        open = p.open;
+      }
+      if (open) {
         int* r = resource.load(std::memory_order_relaxed);
         if (r == nullptr || *r != 42) ++bad;
         ++opened;
       }
-      gate.Leave(p);
+      if (way == Way::kOutermost) {
+        gate.LeaveOwner();
+      } else {
+        gate.Leave(p);
+      }
     }
   });
   while (owner_tid == 0) std::this_thread::yield();
@@ -131,6 +193,12 @@ TEST(InFlightGate, NoOwnerPassIsOpenAfterDrainUnderTraffic) {
   owner.join();
   EXPECT_EQ(bad.load(), 0);
   EXPECT_GT(opened.load(), 0);
+}
+
+TEST(InFlightGate, NoOwnerPassIsOpenAfterDrainUnderTraffic) { ExpectNoOwnerPassOpenAfterDrainUnderTraffic(Way::kEnter); }
+
+TEST(InFlightGate, NoOutermostOwnerPassIsOpenAfterDrainUnderTraffic) {
+  ExpectNoOwnerPassOpenAfterDrainUnderTraffic(Way::kOutermost);
 }
 
 }  // namespace

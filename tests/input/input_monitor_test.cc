@@ -226,6 +226,36 @@ INSTANTIATE_TEST_SUITE_P(Layouts, InputGroundTruth,
                            return "api" + std::to_string(info.param.api) + "_io" + std::to_string(info.param.io);
                          });
 
+// The status's "counters" object: every counter of InputTracker::counters(), in this order, each the
+// value counters() reads (nothing moves meanwhile: the test's traffic is over), and nothing else.
+void ExpectStatusCountersAreTheTrackers() {
+  rapidjson::Document d;
+  d.Parse(jankprobe_status());
+  ASSERT_FALSE(d.HasParseError());
+  const auto& details = d["monitors"]["input"]["details"];
+  ASSERT_TRUE(details.HasMember("counters") && details["counters"].IsObject());
+  const InputTracker::Counters c = InputTracker::Get().counters();
+  std::vector<std::pair<std::string, uint64_t>> want = {
+      {"events_read", c.events_read}, {"events_finished", c.events_finished}, {"fd_timed", c.fd_timed},
+      {"unmatched_finished", c.unmatched_finished}, {"table_full", c.table_full},
+      {"arm_failures", c.arm_failures}, {"lag_reports", c.lag_reports}, {"anr_reports", c.anr_reports},
+      {"dropped_at_disable", c.dropped_at_disable}, {"deadline_scans", c.deadline_scans},
+      {"records_drained", c.records_drained}, {"records_ring_full", c.records_ring_full},
+      {"records_in_ring", c.records_in_ring}, {"pending", static_cast<uint64_t>(c.pending)},
+      {"fd_mode_channels", static_cast<uint64_t>(c.fd_mode_channels)}};
+  for (int i = 1; i < kVerdictCount; ++i) {
+    const std::string name = VerdictName(static_cast<Verdict>(i));
+    want.emplace_back("received_" + name, c.rejected_received[i]);
+    want.emplace_back("sent_" + name, c.rejected_sent[i]);
+  }
+  std::vector<std::pair<std::string, uint64_t>> got;
+  for (const auto& m : details["counters"].GetObject()) {
+    ASSERT_TRUE(m.value.IsUint64()) << m.name.GetString();
+    got.emplace_back(m.name.GetString(), m.value.GetUint64());
+  }
+  EXPECT_EQ(got, want);
+}
+
 class InputMonitorTest : public ::testing::Test {
  protected:
   void TearDown() override { h.Stop(); }
@@ -581,6 +611,7 @@ TEST_F(InputMonitorTest, ForeignTrafficGarbageAndWrongSizesNeverFinishAnything) 
   ExpectRecordMatches(after, s);
   EXPECT_EQ(after.size(), 1u);
   jpfx_channel_close(ch);
+  ExpectStatusCountersAreTheTrackers();
 }
 
 TEST_F(InputMonitorTest, StuckEventCapturesTheStackWhileStuckAndReportsOnce) {
