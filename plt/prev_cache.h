@@ -19,7 +19,7 @@
 //   the install recorded what the slot holds now), and it goes too.
 // - A fill stores the target before the address (release); a reader that finds its own return address
 //   (acquire) finds the target that goes with it. The target word is written only by the one filler that
-//   claimed an empty cache (the address word then holds kClaiming, which no call matches), and Clear waits
+//   claimed an empty cache (the address word then holds Claiming(), which no call matches), and Clear waits
 //   for a claim to end before it empties the cache, so two fills never mix their words.
 // - A fill publishes only if no Clear came since it read the generation (before its lookup): a lookup that
 //   started before an install never lands in the cache after it; it still returns its answer to its own
@@ -43,7 +43,7 @@ namespace jp::plt {
 class PrevCache {
  public:
   // Hot path: whether target() is the target for a call whose return address is `ra` (a return address is
-  // never null or kClaiming, so an empty cache never matches).
+  // never null or Claiming(), so an empty cache never matches).
   bool Holds(const void* ra) const noexcept { return ra_.load(std::memory_order_acquire) == ra; }
   // After Holds(ra): the target to call.
   void* target() const noexcept { return target_.load(std::memory_order_relaxed); }
@@ -72,7 +72,7 @@ class PrevCache {
   uint32_t generation() const noexcept { return generation_.load(std::memory_order_seq_cst); }
   void Fill(uint32_t before, const void* ra, void* target) noexcept {
     const void* expected = nullptr;
-    if (!ra_.compare_exchange_strong(expected, kClaiming, std::memory_order_seq_cst, std::memory_order_relaxed)) {
+    if (!ra_.compare_exchange_strong(expected, Claiming(), std::memory_order_seq_cst, std::memory_order_relaxed)) {
       return;  // filled, or being filled
     }
     target_.store(target, std::memory_order_relaxed);
@@ -87,7 +87,7 @@ class PrevCache {
     generation_.fetch_add(1, std::memory_order_seq_cst);
     const void* seen = ra_.load(std::memory_order_relaxed);
     for (;;) {
-      if (seen == kClaiming) {  // a filler between its claim and its publish: a few instructions
+      if (seen == Claiming()) {  // a filler between its claim and its publish: a few instructions
         sched_yield();
         seen = ra_.load(std::memory_order_relaxed);
         continue;
@@ -97,7 +97,9 @@ class PrevCache {
   }
 
  private:
-  static inline const void* const kClaiming = reinterpret_cast<const void*>(uintptr_t{1});
+  // The address word of a cache being filled (no function starts at address 1). A function, not a
+  // constant: reinterpret_cast is not allowed in one, and a variable would be initialised at load time.
+  static const void* Claiming() noexcept { return reinterpret_cast<const void*>(uintptr_t{1}); }
 
   std::atomic<const void*> ra_{nullptr};
   std::atomic<void*> target_{nullptr};

@@ -195,7 +195,9 @@ void ExpectNoOwnerPassOpenAfterDrainUnderTraffic(Way way) {
   EXPECT_GT(opened.load(), 0);
 }
 
-TEST(InFlightGate, NoOwnerPassIsOpenAfterDrainUnderTraffic) { ExpectNoOwnerPassOpenAfterDrainUnderTraffic(Way::kEnter); }
+TEST(InFlightGate, NoOwnerPassIsOpenAfterDrainUnderTraffic) {
+  ExpectNoOwnerPassOpenAfterDrainUnderTraffic(Way::kEnter);
+}
 
 TEST(InFlightGate, NoOutermostOwnerPassIsOpenAfterDrainUnderTraffic) {
   ExpectNoOwnerPassOpenAfterDrainUnderTraffic(Way::kOutermost);

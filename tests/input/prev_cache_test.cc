@@ -58,8 +58,9 @@ TEST(PrevCache, WithoutAHandleTheEngineVariableAnswersAndNothingIsCached) {
 
 // Fillers for call sites 1..3 (each always with its own target) and a clearing thread race; readers take a
 // (call site, target) pair when the site held before and after the target was read and no Clear came
-// between their two generation reads. Every such pair must be one a filler wrote together: a fill that lost its claim to a Clear and wrote its target after another
-// filler's claim would pair the other call site with its target.
+// between their two generation reads. Every such pair must be one a filler wrote together. (A Clear that
+// did not wait for a claim could pair them wrongly too, through a one-instruction window this rarely
+// hits: a mutant without that wait survived this test.)
 TEST(PrevCache, RacingFillsAndClearsNeverPairACallSiteWithAnothersTarget) {
   PrevCache c;
   std::atomic<bool> stop{false};
