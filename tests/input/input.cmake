@@ -13,6 +13,3 @@ jp_add_gtest(finished_ring_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/finished_ring_
 jp_add_gtest(input_drain_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/input_drain_test.cc
              LIBS jp_input jp_hook jp_plt jp_libinput TIMEOUT 60)
 jp_add_gtest(channel_table_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/channel_table_test.cc LIBS jp_input TIMEOUT 60)
-# The previous target cached per call site (plt/prev_cache.h), which the input proxies use (as does the
-# looper's poll source).
-jp_add_gtest(prev_cache_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/prev_cache_test.cc LIBS jp_plt TIMEOUT 60)
