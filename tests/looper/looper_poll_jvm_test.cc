@@ -216,14 +216,31 @@ TEST_F(LooperPollJvmTest, AQuietMainThreadProducesNoRecordsAndASecondLooperIsNot
 }
 
 TEST_F(LooperPollJvmTest, AParkedFrameTickerResumesOnALongGapWithoutAPrinter) {
-  ASSERT_TRUE(AwaitQuietMain(300, 5000)) << "the frame ticker did not park";
-  const int64_t resumes0 = Status().Int("ticker_resumes");
-  const int64_t calls0 = FrameCallbacksRun();
-  // Quick messages do not resume it (no Java call per message in poll mode)...
-  ASSERT_EQ(Scenario("runQuick", "(I)I", {I(5)}), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_EQ(FrameCallbacksRun(), calls0);
-  EXPECT_EQ(Status().Int("ticker_resumes"), resumes0);
+  // Quick messages do not resume it (no Java call per message in poll mode)... A loaded host can hold the
+  // main thread for a quarter frame inside a quick message, which then rightly resumes the ticker; such a
+  // gap has a record of its own with its length (ground truth: the records are of every gap of at least
+  // record_min_us, 1 ms). An attempt with one is repeated; the first without one is judged.
+  const LooperStatus st = Status();
+  ASSERT_TRUE(st.details && st.details->HasMember("frames")) << CallString("status");
+  const double refresh_ms = st.Frames().HasMember("refresh_ms") ? st.Frames()["refresh_ms"].GetDouble() : 0;
+  const double quarter_ms = (refresh_ms > 0 ? refresh_ms : 1000.0 / 60) / 4;
+  int64_t resumes0 = -1, calls0 = -1, calls1 = -1, resumes1 = -1;
+  int disturbed = 0;
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    ASSERT_TRUE(AwaitQuietMain(300, 5000)) << "the frame ticker did not park";
+    const int long0 = CountIn(PollRecordsMs(), quarter_ms * 0.9, 1e9);
+    resumes0 = Status().Int("ticker_resumes");
+    calls0 = FrameCallbacksRun();
+    ASSERT_EQ(Scenario("runQuick", "(I)I", {I(5)}), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    calls1 = FrameCallbacksRun();
+    resumes1 = Status().Int("ticker_resumes");
+    if (CountIn(PollRecordsMs(), quarter_ms * 0.9, 1e9) == long0) break;
+    ++disturbed;
+  }
+  ASSERT_LT(disturbed, 10) << "every attempt had a gap of a quarter frame (" << quarter_ms << " ms)";
+  EXPECT_EQ(calls1, calls0) << disturbed << " attempts disturbed";
+  EXPECT_EQ(resumes1, resumes0);
   // ... a gap over a quarter frame does, through the watchdog.
   ASSERT_EQ(Scenario("runSlow", "(J)I", {J(12)}), 0);
   const auto t0 = Clock::now();

@@ -435,8 +435,8 @@ TEST_F(PollSourceTest, AReportBetweenDrainsSeesThePartialRunOnce) {
 }
 
 TEST_F(PollSourceTest, ReportsWhileTheMainThreadPollsSeeEveryGapOnce) {
-  // The main thread polls (with the watchdog's drain every half ring, so that no gap takes the full-ring
-  // path) while another thread takes report snapshots, each of which drains too: every snapshot holds
+  // The main thread polls (with a drain every half ring, as the watchdog's, so that no gap takes the
+  // full-ring path) while another thread takes report snapshots, each of which drains too: every snapshot holds
   // each gap at most once, and in the end each gap is in exactly one record or counted as folded.
   // record_min_us 20: a drain's run of ~256 gaps (~0.3 us each) is recorded, the pieces a snapshot cuts
   // off may be folded, a preempted gap gets its own record; the records stay well under the timeline's
@@ -463,11 +463,22 @@ TEST_F(PollSourceTest, ReportsWhileTheMainThreadPollsSeeEveryGapOnce) {
   poll_(looper_, 0);
   int64_t gaps = 0;
   const uint64_t t0 = hook::MonotonicNs();
-  // Until the reporter took 100 snapshots (it needs a moment to start), at least 20000 gaps.
-  while ((gaps < 20000 || snapshots.load() < 100) && hook::MonotonicNs() - t0 < 5 * hook::kNsPerSec) {
-    poll_(looper_, 0);
-    polled.store(++gaps);
-    if (gaps % 256 == 0) looper::DrainPollSource();
+  // Until the reporter took 100 snapshots (it needs a moment to start), at least 20000 gaps, in batches
+  // of 256 each followed by a drain. A batch starts once the reporter finished a snapshot since the last
+  // one started, so that a snapshot runs beside every batch and the records stay a few per batch however
+  // slowly the host runs the reporter: unpaced, a starved reporter (a loaded host, ASan) let the main
+  // thread append a run per 256 gaps for seconds, and each snapshot, longer for the records, slower still.
+  const uint64_t give_up = t0 + 60 * hook::kNsPerSec;
+  while ((gaps < 20000 || snapshots.load() < 100) && hook::MonotonicNs() < give_up) {
+    const int seen = snapshots.load();
+    for (int i = 0; i < 256; ++i) {
+      poll_(looper_, 0);
+      polled.store(++gaps);
+    }
+    looper::DrainPollSource();
+    while (snapshots.load() == seen && snapshots.load() < kMaxSnapshots && hook::MonotonicNs() < give_up) {
+      std::this_thread::yield();
+    }
   }
   done.store(true);
   reporter.join();
