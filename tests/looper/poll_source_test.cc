@@ -23,6 +23,7 @@
 #include <set>
 #include <string>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 #include <vector>
 
@@ -231,10 +232,9 @@ class PollSourceTest : public ::testing::Test {
       Restart();  // each attempt from a freshly started source: its first poll starts its first gap
       scenario();
       last = Disturbance(limit_ns);
-      if (last.empty()) {
-        if (attempt > 1) RecordProperty("disturbed_attempts", attempt - 1);
-        return ::testing::AssertionSuccess();
-      }
+      if (last.empty()) return ::testing::AssertionSuccess();
+      // In the log, so that a host that often disturbs the runs shows before it disturbs them all.
+      std::printf("[   NOTE   ] attempt %d disturbed by the host: %s\n", attempt, last.c_str());
     }
     return ::testing::AssertionFailure() << "all " << kMaxAttempts << " attempts disturbed by the host; last: " << last;
   }
