@@ -324,6 +324,9 @@ void SubmitReport(const hook::PluginContext* ctx, const char* type, const Dispat
   const uint64_t interval = refresh ? refresh : FrameStats::kDefaultIntervalNs;
   // Frames the main thread could not draw while this message held it (the ticker's count comes later).
   r.fields.push_back(hook::ReportField::Int("frames_lost_estimate", static_cast<int64_t>(d.wall_ns / interval)));
+  // The refresh interval that estimate used (the frame ticker's estimate then, or 60 Hz before it had one):
+  // a reader can tell a display's rate from a starved thread's reading (every recent frame 2 vsyncs apart).
+  r.fields.push_back(hook::ReportField::Double("refresh_ms", static_cast<double>(interval) / 1e6));
   r.fields.push_back(hook::ReportField::Int("sample_count", samples.samples()));
   if (!samples.empty()) {
     const bool confirmed = samples.confirmed();
