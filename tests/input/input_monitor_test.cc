@@ -56,6 +56,25 @@ void FinishBracketed(jpfx_channel* ch, Seen* s, int handled = 1) {
   s->after_finish = hook::MonotonicNs();
 }
 
+// One touch round trip as an app does it: the dispatcher publishes a MOVE with this seq, the app consumes
+// it (bracketed) and finishes it (bracketed), the dispatcher takes the FINISHED. False if the publish or
+// the consume failed (the caller decides whether that ends its loop or its test).
+bool RoundTripOne(jpfx_channel* ch, uint32_t seq, Seen* s) {
+  if (jpfx_publish_motion(ch, seq, 2, static_cast<int64_t>(hook::MonotonicNs()), 1) != 0) return false;
+  jpfx_event ev{};
+  if (!ConsumeOne(ch, &ev, &s->before_recv, &s->after_recv)) return false;
+  s->fd = jpfx_app_fd(ch);
+  s->seq = ev.seq;
+  s->consume_time = ev.consume_time;
+  FinishBracketed(ch, s);
+  uint32_t f;
+  int hd;
+  int64_t c;
+  while (jpfx_dispatcher_receive(ch, &f, &hd, &c) != 1) {
+  }
+  return true;
+}
+
 const Record* FindRecord(const std::vector<Record>& records, int fd, uint32_t seq) {
   const Record* found = nullptr;
   for (const Record& r : records) {
@@ -325,19 +344,8 @@ TEST_F(InputMonitorTest, TwoReadingThreadsAtOnceEveryEventMatchedOnce) {
   constexpr uint32_t kEvents = 300;
   auto drive = [](jpfx_channel* ch, std::vector<Seen>* seen) {
     for (uint32_t seq = 1; seq <= kEvents; ++seq) {
-      if (jpfx_publish_motion(ch, seq, 2, static_cast<int64_t>(hook::MonotonicNs()), 1) != 0) return;
-      jpfx_event ev{};
       Seen s{};
-      if (!ConsumeOne(ch, &ev, &s.before_recv, &s.after_recv)) return;
-      s.fd = jpfx_app_fd(ch);
-      s.seq = ev.seq;
-      s.consume_time = ev.consume_time;
-      FinishBracketed(ch, &s);
-      uint32_t f;
-      int hd;
-      int64_t c;
-      while (jpfx_dispatcher_receive(ch, &f, &hd, &c) != 1) {
-      }
+      if (!RoundTripOne(ch, seq, &s)) return;
       seen->push_back(s);
     }
   };
@@ -453,19 +461,8 @@ TEST_F(InputMonitorTest, SignalHandlerReadingInsideTheOwnersEventsIsNestedAndMat
     ASSERT_EQ(arm(20000), 0);  // every 20 us, so that some land inside the tracker
     for (int i = 0; i < 200; ++i) {
       ++seq;
-      ASSERT_EQ(jpfx_publish_motion(main_ch, seq, 2, static_cast<int64_t>(hook::MonotonicNs()), 1), 0);
-      jpfx_event ev{};
       Seen s{};
-      ASSERT_TRUE(ConsumeOne(main_ch, &ev, &s.before_recv, &s.after_recv));
-      s.fd = jpfx_app_fd(main_ch);
-      s.seq = ev.seq;
-      s.consume_time = ev.consume_time;
-      FinishBracketed(main_ch, &s);
-      uint32_t f;
-      int hd;
-      int64_t c;
-      while (jpfx_dispatcher_receive(main_ch, &f, &hd, &c) != 1) {
-      }
+      ASSERT_TRUE(RoundTripOne(main_ch, seq, &s)) << "seq " << seq;
       main_seen.push_back(s);
     }
     ASSERT_EQ(arm(0), 0);
