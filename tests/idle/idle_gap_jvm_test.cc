@@ -169,18 +169,36 @@ TEST_F(IdleGapJvmTest, PassesStartAtTheGapAndHandlersAfterThePreviousOne) {
 // The look before the pass returned an event (the wake): on a phone fd callbacks (a touch's dispatch) may
 // have run in that gap before the idle handlers, so the gap is flagged (bit 0) and the first handler reads
 // the clock itself: its start lies after the gap's, not at it.
+//
+// The wake makes the next look find an event only if that look begins the pass: a message that became due
+// meanwhile (the frame ticker's, on a slow ASan build) is dispatched after that look instead, and the pass
+// then follows a later look that found nothing, a clean gap the first handler rightly starts at. Such an
+// attempt is checked for that and repeated; a pass that never gets a flagged gap in kAttempts fails.
 TEST_F(IdleGapJvmTest, APassAfterALookThatFoundAnEventReadsTheClock) {
-  const Pass p = RunPass(3 * kIdleLagMs / 2, 5 * kIdleLagMs / 4, true);
-  ASSERT_TRUE(p.ok);
-  const Lag a = IdleLag(kFirst), b = IdleLag(kSecond);
-  ExpectPassTimedRight(p, a, b);
-  EXPECT_GT(a.ts_ns, p.posted) << a.json;
-  // The looper's report of the pass's gap: flagged, and begun before the handler's own start.
-  std::string gap_json;
-  const int64_t gap_ts = PassGapStart(&gap_json);
-  ASSERT_GT(gap_ts, 0) << "the looper did not report the pass's gap; status: " << CallString("status");
-  EXPECT_EQ(gap_ts & 1, 1) << "a gap after a look that found an event is flagged: " << gap_json;
-  EXPECT_LT(gap_ts, a.ts_ns) << "the first handler took the flagged gap as its start: " << a.json;
+  constexpr int kAttempts = 5;
+  bool flagged = false;
+  for (int attempt = 0; attempt < kAttempts && !flagged; ++attempt) {
+    Jvm()->CallStatic(kTestApp, "clearReports", "()V");
+    const Pass p = RunPass(3 * kIdleLagMs / 2, 5 * kIdleLagMs / 4, true);
+    ASSERT_TRUE(p.ok);
+    const Lag a = IdleLag(kFirst), b = IdleLag(kSecond);
+    ExpectPassTimedRight(p, a, b);
+    EXPECT_GT(a.ts_ns, p.posted) << a.json;
+    // The looper's report of the pass's gap (both idle_lag reports are in, and so is this one once awaited:
+    // the next attempt's clearReports leaves nothing of this one behind).
+    std::string gap_json;
+    const int64_t gap_ts = PassGapStart(&gap_json);
+    ASSERT_GT(gap_ts, 0) << "the looper did not report the pass's gap; status: " << CallString("status");
+    if ((gap_ts & 1) == 0) {
+      // A clean gap after all: the pass followed a look that found nothing, and started at it.
+      EXPECT_EQ(gap_ts, a.ts_ns) << "a pass in a clean gap starts at it: " << a.json << "\nthe gap: " << gap_json;
+      continue;
+    }
+    flagged = true;
+    // Flagged: begun before the handler's own start, which the wrapper read itself.
+    EXPECT_LT(gap_ts, a.ts_ns) << "the first handler took the flagged gap as its start: " << a.json;
+  }
+  EXPECT_TRUE(flagged) << "no pass after a wake ran in a flagged gap in " << kAttempts << " attempts";
 }
 
 TEST_F(IdleGapJvmTest, WithoutThePollSourceEveryHandlerReadsTheClock) {
