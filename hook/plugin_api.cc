@@ -1,5 +1,6 @@
 // The C API of jankprobe.h, and the C++ registration hooks of monitor.h, over the Plugin singleton.
 #include "hook/plugin.h"
+#include "hook/text_release.h"
 #include "jankprobe/jankprobe.h"
 
 namespace jp::hook {
@@ -17,8 +18,19 @@ using jp::hook::Plugin;
 
 extern "C" {
 
-JP_EXPORT int jankprobe_start(const char* config_json) { return Plugin::Get().Start(config_json); }
-JP_EXPORT int jankprobe_configure(const char* config_json) { return Plugin::Get().Configure(config_json); }
+// Start and configure run most of the library's code once (config parsing, hook installation, JNI
+// resolution, monitor start-up); when they are done its pages leave the app's RSS (hook/text_release.h),
+// whether they succeeded or not. Both functions sit in the steady-state text: they run after the release.
+JP_EXPORT int jankprobe_start(const char* config_json) {
+  const int rc = Plugin::Get().Start(config_json);
+  jp::hook::ReleaseStartOnlyText();
+  return rc;
+}
+JP_EXPORT int jankprobe_configure(const char* config_json) {
+  const int rc = Plugin::Get().Configure(config_json);
+  jp::hook::ReleaseStartOnlyText();
+  return rc;
+}
 JP_EXPORT void jankprobe_stop(void) { Plugin::Get().Stop(); }
 JP_EXPORT int jankprobe_export(const char* path, int format) { return Plugin::Get().Export(path, format); }
 JP_EXPORT const char* jankprobe_last_error(void) { return Plugin::LastError().c_str(); }

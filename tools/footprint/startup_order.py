@@ -18,6 +18,13 @@ speed, so those phases come from kernel uprobes (uprobe_trace.py; needs root and
 host phases in the same output section; without root they are left out (with a note) and the host phases
 alone are written.
 
+Two sets, two output sections: what runs after start is over (.text.jp_steady: the hot paths, the
+watchdog's checks, reports, export, status; from the JVM traces split at the text release that start and
+configure end with, the host's "use" phase, the untraceable hot entries, and the release with its callers),
+then, from the next 64 KiB boundary and ending on one, what only load, start, configure and stop run
+(.text.jp_start_only, marked by jp_start_only_text_begin/end): hook/text_release.cc drops its pages after
+start and after each configure, and fault-around from steady or rare code never maps them back.
+
 Usage: startup_order.py BUILD_DIR [OUT] (BUILD_DIR has tools/jankprobe-footprint, tools/jankprobe-demo and
 lib/libjankprobe.so)."""
 import os
@@ -33,6 +40,14 @@ LIBGCC_OBJECTS = {"__popcountdi2": "_popcountsi2.o", "__udivti3": "_udivdi3.o"}
 
 # "end" runs the scenario to its end: jankprobe_stop, then process exit.
 PHASES = [("none", "dlopen"), ("none", "start"), ("input", "on"), ("input", "use"), ("input", "end")]
+
+# The text release (hook/text_release.cc) splits each JVM trace: what is entered after it ran after start.
+RELEASE = "_ZN2jp4hook20ReleaseStartOnlyTextEv"
+# Entering these starts a control call on that thread (start-only code until its release), or a stop.
+CONTROL = re.compile(r"^jankprobe_(start|configure)$|^_ZN2jp3jni12_GLOBAL__N_1(11NativeStart|15NativeConfigure)E")
+STOP = re.compile(r"^jankprobe_stop$|^_ZN2jp3jni12_GLOBAL__N_110NativeStopE")
+# On the stack while the release runs.
+RELEASE_CALLERS = CONTROL
 
 # The demo app's benchmark variants traced on the JVM, in this order (each adds what it runs new).
 JVM_VARIANTS = ["none", "input", "idle", "barrier", "looper", "all"]
@@ -78,6 +93,8 @@ def main():
     for scenario, until in PHASES:
         ran["%s: %s" % (scenario, until)] = executed_functions(footprint, so, scenario, 200, until)
     order = ["none: dlopen", "none: start"]
+    # Functions that run after start is over: the host's "use" phase (the input proxies under touches)...
+    after = ran["input: use"] - ran["input: on"]
     demo = os.path.join(build, "tools", "jankprobe-demo")
     if os.geteuid() == 0 and os.path.isdir("/sys/kernel/tracing") and os.path.exists(demo):
         import uprobe_trace
@@ -87,27 +104,44 @@ def main():
         out_dir = tempfile.mkdtemp(prefix="jp_order_demo")
         commands = [[demo, "--bench", "4", "--warmup", "1", "--jankprobe", "on", "--config", "bench-%s.json" % v]
                     for v in JVM_VARIANTS]
-        runs = uprobe_trace.trace(so, commands + [[demo, "--out", out_dir]])
-        for variant, names in zip(JVM_VARIANTS + ["faults"], runs):
-            ran["JVM demo, %s" % variant] = set(names)
+        control = {n for n in library_functions(so) if CONTROL.search(n)}
+        stop = {n for n in library_functions(so) if STOP.search(n)}
+        runs = uprobe_trace.trace(so, commands + [[demo, "--out", out_dir]], split=RELEASE, control=control,
+                                  stop=stop)
+        for variant, run in zip(JVM_VARIANTS + ["faults"], runs):
+            ran["JVM demo, %s" % variant] = set(run.order)
+            if run.splits == 0:
+                print("JVM demo, %s: the release (%s) never ran: nothing counts as after start" % (variant, RELEASE),
+                      file=sys.stderr)
+            after |= run.after
         order += ["JVM demo, none"] + ["%s: %s" % p for p in PHASES[2:]]
         # x86 uprobes refuse a probe on an instruction with a lock prefix: a function that starts with one
         # (an atomic in-flight count: the idle and frame natives' entries) is invisible to the traces.
         # There are a handful, hot ones among them: gathered after the monitors, before the rare paths.
         ran["not traceable (lock-prefixed entry)"] = uprobe_trace.lock_prefixed_entries(so)
+        if RELEASE in ran["not traceable (lock-prefixed entry)"]:
+            raise SystemExit("%s starts with a lock prefix: no uprobe, no split" % RELEASE)
+        after |= ran["not traceable (lock-prefixed entry)"]  # the idle and frame natives' entries: hot
         order += ["JVM demo, %s" % v for v in JVM_VARIANTS[1:]] + ["not traceable (lock-prefixed entry)"]
         order.append("JVM demo, faults")
     else:
         print("JVM phases left out: need root, /sys/kernel/tracing and %s" % demo, file=sys.stderr)
         order += ["%s: %s" % p for p in PHASES[2:]]
-    seen, phases = set(), []
+    # ...and the release with the callers on the stack while it runs: they continue after the madvise, so
+    # in the start-only range they would fault a window straight back (hook/text_release.cc).
+    on_stack = {n for n in library_functions(so) if n == RELEASE or RELEASE_CALLERS.search(n)}
+    after |= on_stack
+    seen, steady, start_only = set(), [("the release and its callers", sorted(on_stack))], []
+    seen |= on_stack
     for phase in order:
         # Static initialisers already sit together in .text.startup; clones (.constprop/.isra/.part) have
         # sections of their own, named like the clone symbol.
-        new = sorted(f for f in ran[phase] - seen if not f.startswith("_GLOBAL__sub_I"))
-        phases.append((phase, new))
+        new = [f for f in ran[phase] - seen if not f.startswith("_GLOBAL__sub_I")]
+        steady.append((phase, sorted(f for f in new if f in after)))
+        start_only.append((phase, sorted(f for f in new if f not in after)))
         seen |= ran[phase]
-    functions = [f for _, names in phases for f in names]
+    functions = [f for _, names in steady + start_only for f in names]
+    steady_count = sum(len(names) for _, names in steady)
 
     # Identical code folding leaves one body under several names (template instances with the same code):
     # the trace reports one of them, the section is named after another. Name every alias at that address.
@@ -141,25 +175,39 @@ def main():
         if name in LIBGCC_OBJECTS:  # libgcc is not built with -ffunction-sections: name its object
             out.append("*libgcc.a:%s(.text)" % LIBGCC_OBJECTS[name])
         return out
-    with open(out, "w") as f:
-        f.write("/* Generated by tools/footprint/startup_order.py from callgrind runs of jankprobe-footprint and\n"
-                "   uprobe traces of the demo app on the JVM: the %d functions of libjankprobe.so that run at load,\n"
-                "   at start, when a monitor is switched on and while it is used, phase by phase, in one output\n"
-                "   section ahead of .text, so that each phase touches one or two 64 KiB fault-around blocks of\n"
-                "   text instead of most of the text. Regenerate after large changes to these paths; names that\n"
-                "   no longer exist are ignored by the linker. */\n" % len(functions))
-        f.write("SECTIONS\n{\n  .text.jp_startup :\n  {\n")
-        # First what runs at load: the static initialisers (which the default script keeps together in
-        # .text.startup) and crtbegin's frame_dummy, which would otherwise open the next block.
-        f.write("    /* load: static initialisers and crtbegin */\n")
-        f.write("    *(.text.startup .text.startup.*)\n    *crtbegin*.o(.text .text.*)\n")
+    def write_phases(f, phases):
         for phase, names in phases:
             f.write("    /* %s: %d functions */\n" % (phase, len(names)))
             for name in names:
                 for line in patterns_with_aliases(name):
                     f.write("    %s\n" % line)
+
+    with open(out, "w") as f:
+        f.write("/* Generated by tools/footprint/startup_order.py from callgrind runs of jankprobe-footprint and\n"
+                "   uprobe traces of the demo app on the JVM: the %d functions of libjankprobe.so that run at load,\n"
+                "   at start, when a monitor is switched on and while it is used, phase by phase, ahead of .text,\n"
+                "   so that each phase touches one or two 64 KiB fault-around windows of text instead of most of it.\n"
+                "   Two sections: .text.jp_steady, the %d that run after start is over (hot paths, watchdog,\n"
+                "   reports, export, status), then, on 64 KiB windows of their own, .text.jp_start_only, the %d\n"
+                "   that only load, start, configure and stop run: hook/text_release.cc gives their pages back\n"
+                "   after start and after each configure (jp_start_only_text_begin/end), and no fault in steady\n"
+                "   or rare code maps them back through fault-around. Regenerate after large changes to these\n"
+                "   paths; names that no longer exist are ignored by the linker. */\n"
+                % (len(functions), steady_count, len(functions) - steady_count))
+        f.write("SECTIONS\n{\n  .text.jp_steady :\n  {\n")
+        f.write("    *libjp_hook.a:text_release.cc.o(.text .text.*)\n")
+        write_phases(f, steady)
+        f.write("  }\n  .text.jp_start_only ALIGN(0x10000) :\n  {\n")
+        f.write("    PROVIDE_HIDDEN(jp_start_only_text_begin = .);\n")
+        # First what runs at load: the static initialisers (which the default script keeps together in
+        # .text.startup) and crtbegin's frame_dummy, which would otherwise open the next block.
+        f.write("    /* load: static initialisers and crtbegin */\n")
+        f.write("    *(.text.startup .text.startup.*)\n    *crtbegin*.o(.text .text.*)\n")
+        write_phases(f, start_only)
+        # The rest of .text (rare paths) starts on a window of its own too.
+        f.write("    . = ALIGN(0x10000);\n    PROVIDE_HIDDEN(jp_start_only_text_end = .);\n")
         f.write("  }\n}\nINSERT BEFORE .text;\n")
-    print("%s: %d functions" % (out, len(functions)))
+    print("%s: %d functions, %d after start" % (out, len(functions), steady_count))
     return 0
 
 

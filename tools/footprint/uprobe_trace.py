@@ -11,6 +11,12 @@ reported: x86 will not probe such an instruction. startup_order.py gathers those
 (lock_prefixed_entries). Installing probes made that kernel print one WARN_ON_ONCE from
 ext4 (ext4_check_map_extents_env, reading the library's page for the breakpoint): harmless, but noisy.
 
+Which functions run once start is over: trace() can split each run at the library's own text release
+(`split`, the function jankprobe_start and jankprobe_configure call when they are done): a function
+entered after it, by any thread, is "after start", except on a thread inside a start, configure or stop
+call (`control`, entered before their release) and except after a stop (until the next start's release).
+startup_order.py lays those out apart from the start-only code, whose pages the release gives back.
+
 Usage: uprobe_trace.py LIBRARY -- COMMAND...   prints the mangled names that ran, in first-hit order.
 """
 import os
@@ -60,9 +66,57 @@ def define(events, lines):
         os.close(fd)
 
 
-def trace(so, commands, env=None):
-    """Runs each command in turn; returns, per command, the functions it ran in first-hit order. The probes
-    are set up once for all of them (each enable/disable waits for an RCU grace period per probe)."""
+class Run:
+    """One command's trace: `order`, the functions it ran in first-hit order; `after`, those entered after
+    start was over (see the module's doc; empty without a split function); `splits`, how many releases."""
+
+    def __init__(self):
+        self.order, self.after, self.splits = [], set(), 0
+
+
+# One trace line: "comm-TID [CPU] FLAGS TIMESTAMP: fN: (ADDRESS)"; the flags column depends on options.
+EVENT = re.compile(r"-(\d+)\s+\[\d+\]\s+(?:\S+\s+)?\d+\.\d+: f(\d+): \(")
+
+
+def classify(text, symbols, split=None, control=(), stop=()):
+    run = Run()
+    hit, in_control, running = set(), set(), False
+    for m in EVENT.finditer(text):
+        tid, i = int(m.group(1)), int(m.group(2))
+        name = symbols[i][0]
+        if i not in hit:
+            hit.add(i)
+            run.order.append(name)
+        if split is None:
+            continue
+        if name == split:
+            run.splits += 1
+            in_control.discard(tid)  # the start or configure on this thread is done
+            running = True
+        elif name in stop:
+            running = False
+        elif name in control:
+            in_control.add(tid)
+        if running and tid not in in_control:
+            run.after.add(name)
+    return run
+
+
+def dropped_events(instance):
+    """Events the instance's buffer had no room for (overwrite off: the newest are dropped)."""
+    total = 0
+    per_cpu = os.path.join(instance, "per_cpu")
+    for cpu in os.listdir(per_cpu):
+        with open(os.path.join(per_cpu, cpu, "stats")) as f:
+            for line in f:
+                if line.startswith("dropped events:"):
+                    total += int(line.split(":")[1])
+    return total
+
+
+def trace(so, commands, env=None, split=None, control=(), stop=()):
+    """Runs each command in turn; returns, per command, a Run. The probes are set up once for all of them
+    (each enable/disable waits for an RCU grace period per probe)."""
     so = os.path.realpath(so)
     symbols = text_symbols(so)
     instance = os.path.join(TRACEFS, "instances", GROUP)
@@ -85,15 +139,14 @@ def trace(so, commands, env=None):
             write(os.path.join(instance, "tracing_on"), "0", "w")
             if rc != 0:
                 print("uprobe_trace: %s exited with %d" % (" ".join(command), rc), file=sys.stderr)
+            dropped = dropped_events(instance)
+            if dropped:
+                # The newest are lost: steady-state functions first entered late would be missed.
+                print("uprobe_trace: %s: %d events dropped (buffer full)" % (" ".join(command), dropped),
+                      file=sys.stderr)
             with open(os.path.join(instance, "trace")) as f:
                 text = f.read()
-            order, hit = [], set()
-            for m in re.finditer(r" f(\d+): \(", text):
-                i = int(m.group(1))
-                if i not in hit:
-                    hit.add(i)
-                    order.append(symbols[i][0])
-            results.append(order)
+            results.append(classify(text, symbols, split, control, stop))
     finally:
         if os.path.isdir(instance):
             write(os.path.join(instance, "events", GROUP, "enable"), "0", "w")
@@ -123,7 +176,7 @@ def main():
     if "--" not in sys.argv or sys.argv.index("--") != 2:
         print(__doc__)
         return 2
-    for name in trace(sys.argv[1], [sys.argv[3:]])[0]:
+    for name in trace(sys.argv[1], [sys.argv[3:]])[0].order:
         print(name)
     return 0
 

@@ -1,0 +1,208 @@
+// libjankprobe.so gives its start-only text back after jankprobe_start and jankprobe_configure
+// (hook/text_release.h, lib/startup_order.ld). The range is taken from the file's own section headers
+// (.text.jp_start_only) and the load address from dladdr, not from the library; page presence from
+// /proc/self/pagemap. Each test runs in a forked child so that it starts from a fresh dlopen.
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+const uintptr_t kPage = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+constexpr const char* kAllOff =
+    "{\"input\": {\"enabled\": false}, \"idle\": {\"enabled\": false},"
+    " \"barrier\": {\"enabled\": false}, \"looper\": {\"enabled\": false}}";
+
+struct Section {
+  uint64_t addr = 0, size = 0;
+};
+
+// A section's address and size from the file's section headers (ELF64: this test runs on the host only).
+Section FindSection(const char* path, const char* name) {
+  Section out;
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  Elf64_Ehdr eh;
+  std::vector<Elf64_Shdr> sh;
+  if (pread(fd, &eh, sizeof eh, 0) == sizeof eh && eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_shnum > 0) {
+    sh.resize(eh.e_shnum);
+    const ssize_t want = static_cast<ssize_t>(sizeof(Elf64_Shdr) * eh.e_shnum);
+    if (pread(fd, sh.data(), want, static_cast<off_t>(eh.e_shoff)) == want && eh.e_shstrndx < eh.e_shnum) {
+      const Elf64_Shdr& strtab = sh[eh.e_shstrndx];
+      std::string names(strtab.sh_size, '\0');
+      if (pread(fd, names.data(), names.size(), static_cast<off_t>(strtab.sh_offset)) ==
+          static_cast<ssize_t>(names.size())) {
+        for (const Elf64_Shdr& s : sh) {
+          if (s.sh_name < names.size() && strcmp(names.c_str() + s.sh_name, name) == 0) out = {s.sh_addr, s.sh_size};
+        }
+      }
+    }
+  }
+  close(fd);
+  return out;
+}
+
+bool Present(uintptr_t addr) {
+  const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  uint64_t entry = 0;
+  const bool ok = pread(fd, &entry, sizeof entry, static_cast<off_t>(addr / kPage * sizeof entry)) ==
+                  static_cast<ssize_t>(sizeof entry);
+  close(fd);
+  return ok && (entry >> 63) != 0;
+}
+
+// Present pages of [first, last): their addresses.
+std::vector<uintptr_t> PresentPages(uintptr_t first, uintptr_t last) {
+  std::vector<uintptr_t> out;
+  for (uintptr_t p = first; p < last; p += kPage) {
+    if (Present(p)) out.push_back(p);
+  }
+  return out;
+}
+
+// Every page of the library's text mapping (r-xp of its file) from /proc/self/maps.
+bool TextMapping(const char* file, uintptr_t* start, uintptr_t* end) {
+  FILE* maps = fopen("/proc/self/maps", "re");
+  if (!maps) return false;
+  char line[4096];
+  bool found = false;
+  while (fgets(line, sizeof line, maps)) {
+    unsigned long s, e;
+    char perms[5];
+    if (sscanf(line, "%lx-%lx %4s", &s, &e, perms) == 3 && strcmp(perms, "r-xp") == 0 && strstr(line, file)) {
+      *start = s;
+      *end = e;
+      found = true;
+    }
+  }
+  fclose(maps);
+  return found;
+}
+
+using StartFn = int (*)(const char*);
+using StopFn = void (*)();
+using StatusFn = const char* (*)();
+
+// Runs `body` in a forked child with the library loaded; the child's failures come back as its stderr
+// lines (gtest in a child does not report to the parent): exit 0 = pass.
+template <typename Body>
+void InChild(Body body) {
+  fflush(nullptr);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    void* so = dlopen(JP_LIBRARY_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (!so) {
+      fprintf(stderr, "dlopen: %s\n", dlerror());
+      _exit(90);
+    }
+    _exit(body(so));
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "child died (signal " << WTERMSIG(status) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the child's lines above";
+}
+
+#define CHILD_CHECK(cond, code, ...)             \
+  do {                                           \
+    if (!(cond)) {                               \
+      fprintf(stderr, "child: " __VA_ARGS__);    \
+      fprintf(stderr, "\n");                     \
+      return code;                               \
+    }                                            \
+  } while (0)
+
+TEST(TextReleaseLibrary, TheStartOnlyRangeIsOnWindowsOfItsOwn) {
+  const Section s = FindSection(JP_LIBRARY_PATH, ".text.jp_start_only");
+  ASSERT_GT(s.size, 0u) << "no .text.jp_start_only in " << JP_LIBRARY_PATH;
+  // 64 KiB windows (fault-around): a fault in the steady part before it or the rare code after it never
+  // maps a page of it back.
+  EXPECT_EQ(s.addr % 0x10000, 0u) << std::hex << s.addr;
+  EXPECT_EQ((s.addr + s.size) % 0x10000, 0u) << std::hex << s.addr + s.size;
+  const Section steady = FindSection(JP_LIBRARY_PATH, ".text.jp_steady");
+  ASSERT_GT(steady.size, 0u);
+  EXPECT_LE(steady.addr + steady.size, s.addr);
+}
+
+TEST(TextReleaseLibrary, AfterStartAndConfigureNoPageOfTheRangeIsResidentAndTheLibraryStillWorks) {
+  if (JP_SANITIZED) GTEST_SKIP() << "sanitizer runtimes run our code in their own ways";
+  const Section s = FindSection(JP_LIBRARY_PATH, ".text.jp_start_only");
+  ASSERT_GT(s.size, 0u);
+  InChild([&](void* so) {
+    auto start = reinterpret_cast<StartFn>(dlsym(so, "jankprobe_start"));
+    auto configure = reinterpret_cast<StartFn>(dlsym(so, "jankprobe_configure"));
+    auto stop = reinterpret_cast<StopFn>(dlsym(so, "jankprobe_stop"));
+    auto status = reinterpret_cast<StatusFn>(dlsym(so, "jankprobe_status"));
+    CHILD_CHECK(start && configure && stop && status, 10, "missing exports");
+    Dl_info info{};
+    CHILD_CHECK(dladdr(reinterpret_cast<void*>(start), &info) && info.dli_fbase, 11, "dladdr");
+    const uintptr_t base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+    const uintptr_t first = base + s.addr, last = base + s.addr + s.size;
+
+    CHILD_CHECK(start(kAllOff) == 0, 12, "jankprobe_start failed");
+    std::vector<uintptr_t> left = PresentPages(first, last);
+    CHILD_CHECK(left.empty(), 13, "after start %zu pages of the range resident, first %lx", left.size(),
+                static_cast<unsigned long>(left.empty() ? 0 : left[0] - base));
+
+    // Outside the range nothing is dropped: every page of our mappings resident before a configure is
+    // still resident after it (a release may only remove pages inside the range).
+    uintptr_t text_start = 0, text_end = 0;
+    CHILD_CHECK(TextMapping("libjankprobe.so", &text_start, &text_end), 14, "no r-xp mapping of the library");
+    CHILD_CHECK(text_start <= first && last <= text_end, 15, "range outside the text mapping");
+    const std::vector<uintptr_t> before = PresentPages(text_start, text_end);
+    CHILD_CHECK(!before.empty(), 16, "no resident text at all?");
+
+    // A remote flag: config parsing runs again from the released pages (they fault back in), and is
+    // released again when configure is done.
+    CHILD_CHECK(configure("{\"input\": {\"enabled\": false}, \"idle\": {\"enabled\": false},"
+                          " \"barrier\": {\"enabled\": false}, \"looper\": {\"enabled\": false},"
+                          " \"report\": {\"max_reports_per_minute\": 3}}") == 0,
+                17, "jankprobe_configure failed");
+    left = PresentPages(first, last);
+    CHILD_CHECK(left.empty(), 18, "after configure %zu pages of the range resident", left.size());
+    for (uintptr_t p : before) {
+      CHILD_CHECK(Present(p), 19, "page +%lx outside the range was dropped", static_cast<unsigned long>(p - base));
+    }
+    const std::string st = status();
+    CHILD_CHECK(st.find("\"started\":true") != std::string::npos, 20, "status: %s", st.c_str());
+    stop();
+    CHILD_CHECK(start(kAllOff) == 0, 21, "start after stop failed");
+    CHILD_CHECK(PresentPages(first, last).empty(), 22, "after the second start pages resident");
+    stop();
+    return 0;
+  });
+}
+
+TEST(TextReleaseLibrary, JankprobeTextReleaseOffKeepsThePages) {
+  if (JP_SANITIZED) GTEST_SKIP() << "sanitizer runtimes run our code in their own ways";
+  const Section s = FindSection(JP_LIBRARY_PATH, ".text.jp_start_only");
+  ASSERT_GT(s.size, 0u);
+  InChild([&](void* so) {
+    setenv("JANKPROBE_TEXT_RELEASE", "off", 1);
+    auto start = reinterpret_cast<StartFn>(dlsym(so, "jankprobe_start"));
+    auto stop = reinterpret_cast<StopFn>(dlsym(so, "jankprobe_stop"));
+    CHILD_CHECK(start && stop, 10, "missing exports");
+    Dl_info info{};
+    CHILD_CHECK(dladdr(reinterpret_cast<void*>(start), &info) && info.dli_fbase, 11, "dladdr");
+    const uintptr_t base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+    CHILD_CHECK(start(kAllOff) == 0, 12, "jankprobe_start failed");
+    // Start ran code from the range (config parsing lives there): with the release off it stays resident.
+    CHILD_CHECK(!PresentPages(base + s.addr, base + s.addr + s.size).empty(), 13, "range not resident");
+    stop();
+    return 0;
+  });
+}
+
+}  // namespace
