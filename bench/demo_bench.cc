@@ -23,7 +23,12 @@
 // (on - off) / 2 per second of slice. Besides CPU time it reads the main thread's retired instructions
 // and cycles (perf_event_open on that thread; user+kernel where allowed): instructions do not care what
 // else runs on the host, so they resolve what CPU time cannot. extra_cycles_us_per_s converts the extra
-// cycles into time at the main thread's own cycles per CPU-ns in the off slices.
+// cycles into time at the main thread's own cycles per CPU-ns in the off slices. The same pair is also
+// counted in user mode alone (extra_user_instr_per_s, extra_user_cycles_us_per_s): the kernel's share of
+// the main thread's instructions (interrupts taken on it, faults) is most of them here and moves by
+// hundreds of thousands per second between slices of the same work, while the monitors' own code runs
+// in user mode; extra_kernel_instr_per_s is the rest (a syscall a monitor would add shows there). The
+// launcher's JVM reads JP_DEMO_JVM_ARGS (e.g. JIT tiers) from the environment.
 // Flags: --ab-slices=N (default 24, a multiple of 4), --slice-ms=MS (default 1000), --settle-ms=MS
 // (default 700: the looper monitor's frame ticker runs until it parks after each switch).
 #include <benchmark/benchmark.h>
@@ -178,16 +183,17 @@ BENCHMARK(BM_DemoAppOverhead)->DenseRange(0, kVariantCount - 1)->Iterations(1)->
 struct AbSlice {
   bool on = false;
   double cpu_ns = 0, wall_ns = 0, instructions = -1, cycles = -1, touches = 0;
+  double user_instructions = -1, user_cycles = -1;
 };
 
-// Parses the launcher's {"ab":true,...,"slices":[[on,cpu,wall,instr,cycles,touches],...]} line.
+// Parses the launcher's {"ab":true,...,"slices":[[on,cpu,wall,instr,cycles,touches,uinstr,ucycles],...]} line.
 std::vector<AbSlice> ParseAbSlices(const std::string& out) {
   std::vector<AbSlice> slices;
   size_t at = out.find("\"slices\":[");
   if (at == std::string::npos) return slices;
   at += 10;
   while ((at = out.find('[', at)) != std::string::npos) {
-    double v[6];
+    double v[8];
     const char* p = out.c_str() + at + 1;
     bool ok = true;
     for (double& x : v) {
@@ -207,6 +213,8 @@ std::vector<AbSlice> ParseAbSlices(const std::string& out) {
     s.instructions = v[3];
     s.cycles = v[4];
     s.touches = v[5];
+    s.user_instructions = v[6];
+    s.user_cycles = v[7];
     slices.push_back(s);
     at = static_cast<size_t>(p - out.c_str());
   }
@@ -240,27 +248,35 @@ void BM_DemoAppAB(benchmark::State& state) {
     return;
   }
   // Per group of four (on, off, off, on): (sum on - sum off) / 2, per second of slice.
-  std::vector<double> d_cpu_us, d_instr, d_cycles, off_cycles_per_ns;
-  bool counted = true;
+  std::vector<double> d_cpu_us, d_instr, d_cycles, d_uinstr, d_ucycles, d_kinstr, off_cycles_per_ns;
+  bool counted = true, user_counted = true;
   double wall_s = 0;
   for (size_t g = 0; g + 4 <= all.size(); g += 4) {
-    double cpu = 0, instr = 0, cycles = 0;
+    double cpu = 0, instr = 0, cycles = 0, uinstr = 0, ucycles = 0;
     for (size_t i = g; i < g + 4; ++i) {
       const AbSlice& s = all[i];
       const double per_s = 1e9 / s.wall_ns, sign = s.on ? 0.5 : -0.5;
       cpu += sign * s.cpu_ns * per_s / 1e3;
       instr += sign * s.instructions * per_s;
       cycles += sign * s.cycles * per_s;
+      uinstr += sign * s.user_instructions * per_s;
+      ucycles += sign * s.user_cycles * per_s;
       counted = counted && s.instructions >= 0 && s.cycles >= 0;
+      user_counted = user_counted && s.user_instructions >= 0 && s.user_cycles >= 0;
       if (!s.on && s.cpu_ns > 0) off_cycles_per_ns.push_back(s.cycles / s.cpu_ns);
       wall_s += s.wall_ns / 1e9;
-      std::fprintf(stderr, "ab %-8s slice %2zu %-3s cpu %7.0f us/s  instr %9.0f/s  cycles %10.0f/s  touches %.0f\n",
+      std::fprintf(stderr,
+                   "ab %-8s slice %2zu %-3s cpu %7.0f us/s  instr %9.0f/s  cycles %10.0f/s  user instr %9.0f/s  "
+                   "user cycles %10.0f/s  touches %.0f\n",
                    v.name, i, s.on ? "on" : "off", s.cpu_ns * per_s / 1e3, s.instructions * per_s, s.cycles * per_s,
-                   s.touches);
+                   s.user_instructions * per_s, s.user_cycles * per_s, s.touches);
     }
     d_cpu_us.push_back(cpu);
     d_instr.push_back(instr);
     d_cycles.push_back(cycles);
+    d_uinstr.push_back(uinstr);
+    d_ucycles.push_back(ucycles);
+    d_kinstr.push_back(instr - uinstr);
   }
   for (auto _ : state) state.SetIterationTime(wall_s);
   state.SetLabel(v.name);
@@ -275,6 +291,16 @@ void BM_DemoAppAB(benchmark::State& state) {
     state.counters["extra_instr_q3"] = Quantile(d_instr, 0.75);
     state.counters["extra_cycles_per_s"] = Quantile(d_cycles, 0.5);
     state.counters["extra_cycles_us_per_s"] = cycles_per_us > 0 ? Quantile(d_cycles, 0.5) / cycles_per_us : -1;
+    if (user_counted) {
+      // User mode alone: what the monitors' own code adds, without the kernel's interrupt noise; the
+      // kernel's difference (syscalls a monitor adds, e.g. a futex wake) beside it.
+      state.counters["extra_user_instr_per_s"] = Quantile(d_uinstr, 0.5);
+      state.counters["extra_user_instr_q1"] = Quantile(d_uinstr, 0.25);
+      state.counters["extra_user_instr_q3"] = Quantile(d_uinstr, 0.75);
+      state.counters["extra_kernel_instr_per_s"] = Quantile(d_kinstr, 0.5);
+      state.counters["extra_user_cycles_us_per_s"] =
+          cycles_per_us > 0 ? Quantile(d_ucycles, 0.5) / cycles_per_us : -1;
+    }
   }
 }
 BENCHMARK(BM_DemoAppAB)->DenseRange(0, sizeof kAbVariants / sizeof kAbVariants[0] - 1)->Iterations(1)

@@ -115,8 +115,8 @@ void JNICALL Counters(JNIEnv* env, jclass, jlongArray out) {
   } else {
     v.cpu_ns = ThreadCpuNs(env, nullptr);
   }
-  const jlong fields[3] = {v.cpu_ns, v.instructions, v.cycles};
-  env->SetLongArrayRegion(out, 0, 3, fields);
+  const jlong fields[5] = {v.cpu_ns, v.instructions, v.cycles, v.user_instructions, v.user_cycles};
+  env->SetLongArrayRegion(out, 0, 5, fields);
 }
 
 bool RegisterHostNatives(JvmHarness* jvm, std::string* why) {
@@ -419,9 +419,9 @@ int main(int argc, char** argv) {
   const long rss_after_app = ResidentKb();
   const long anon_after_app = StatusKb("RssAnon"), file_after_app = StatusKb("RssFile");
   SnapshotSmaps("after");
-  // The app's figures: 6 for a run, 6 per slice for an A/B run ({on, cpu_ns, wall_ns, instructions,
-  // cycles, touches}).
-  const int fields = 6;
+  // The app's figures: 6 for a run, 8 per slice for an A/B run ({on, cpu_ns, wall_ns, instructions,
+  // cycles, touches, user-mode instructions, user-mode cycles}).
+  const int fields = ab ? 8 : 6;
   std::vector<jlong> result(ab ? static_cast<size_t>(o.ab_slices) * fields : fields);
   const jsize got = r.ok && r.value.l ? env->GetArrayLength(static_cast<jlongArray>(r.value.l)) : 0;
   const bool complete = got == static_cast<jsize>(result.size());
@@ -442,9 +442,10 @@ int main(int argc, char** argv) {
                 o.config.c_str(), o.off_config.c_str(), book.reports().size());
     for (int i = 0; i < o.ab_slices; ++i) {
       const jlong* s = &result[static_cast<size_t>(i) * fields];
-      std::printf("%s[%lld,%lld,%lld,%lld,%lld,%lld]", i ? "," : "", static_cast<long long>(s[0]),
+      std::printf("%s[%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld]", i ? "," : "", static_cast<long long>(s[0]),
                   static_cast<long long>(s[1]), static_cast<long long>(s[2]), static_cast<long long>(s[3]),
-                  static_cast<long long>(s[4]), static_cast<long long>(s[5]));
+                  static_cast<long long>(s[4]), static_cast<long long>(s[5]), static_cast<long long>(s[6]),
+                  static_cast<long long>(s[7]));
     }
     std::printf("]}\n");
     std::fflush(nullptr);

@@ -16,8 +16,14 @@ namespace jp::demo {
 
 struct ThreadCounterValues {
   int64_t cpu_ns = 0;
-  int64_t instructions = -1;  // -1: not counted (see ThreadCounters::why)
+  int64_t instructions = -1;  // -1: not counted (see ThreadCounters::why); user+kernel where allowed
   int64_t cycles = -1;
+  // User mode only, counted beside the above: the kernel's share of a thread's instructions (timer and
+  // device interrupts taken on it, page faults, scheduler work) moves by hundreds of thousands per second
+  // between seconds of the same work, while a monitor's own code runs in user mode; a syscall a monitor
+  // adds shows as the difference of the two.
+  int64_t user_instructions = -1;
+  int64_t user_cycles = -1;
 };
 
 // Owned by one thread: open, read and close it on the thread it measures.
@@ -39,6 +45,8 @@ class ThreadCounters {
  private:
   int group_fd_ = -1;
   int cycles_fd_ = -1;
+  int user_group_fd_ = -1;  // the user-mode pair; the same as group_fd_'s scope when that is "user"
+  int user_cycles_fd_ = -1;
   const char* scope_ = "none";
   std::string why_;
 };

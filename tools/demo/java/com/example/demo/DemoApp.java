@@ -41,14 +41,14 @@ public final class DemoApp {
   // The in-process A/B benchmark (benchAB); abSlices == 0 outside it.
   private static long abSettleMs;  // after each flag switch, before a slice is measured
   private static final int[] AB_ORDER = {1, 0, 0, 1};  // on, off, off, on: a linear drift cancels per group
-  private static final int AB_FIELDS = 6;
+  private static final int AB_FIELDS = 8;
   private static String abOnConfig;
   private static String abOffConfig;
   private static int abSlices;
   private static long abSliceMs;
   private static long[] abResult;
-  private static final long[] abBefore = new long[3];
-  private static final long[] abNow = new long[3];
+  private static final long[] abBefore = new long[5];
+  private static final long[] abNow = new long[5];
   private static long abWallBefore;
   private static long abTouchesBefore;
 
@@ -108,7 +108,8 @@ public final class DemoApp {
    * Each slice applies its flag, lets it settle {@code settleMs} (hooks going in or out, the looper
    * monitor's frame ticker running until it parks), then measures
    * {@code sliceMs} of the unchanged app. Returns AB_FIELDS longs per slice: {on ? 1 : 0, main-thread CPU
-   * ns, wall ns, instructions, cycles, touches finished} (instructions and cycles -1 when not counted).
+   * ns, wall ns, instructions, cycles, touches finished, user-mode instructions, user-mode cycles}
+   * (instructions and cycles -1 when not counted; the first pair counts kernel mode too where allowed).
    * Unlike separate processes, both sides share the JVM, its JIT state, heap and the host's slow drift.
    */
   public static long[] benchAB(String configDirectory, String onConfig, String offConfig, long warmMs,
@@ -187,6 +188,8 @@ public final class DemoApp {
     abResult[at + 3] = abNow[1] < 0 ? -1 : abNow[1] - abBefore[1];
     abResult[at + 4] = abNow[2] < 0 ? -1 : abNow[2] - abBefore[2];
     abResult[at + 5] = InputReceiver.finished() - abTouchesBefore;
+    abResult[at + 6] = abNow[3] < 0 ? -1 : abNow[3] - abBefore[3];
+    abResult[at + 7] = abNow[4] < 0 ? -1 : abNow[4] - abBefore[4];
   }
 
   static String readConfig(String name) {

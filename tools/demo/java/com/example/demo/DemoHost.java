@@ -26,7 +26,10 @@ final class DemoHost {
    */
   static native String openCounters();
 
-  /** The calling thread's {CPU ns, instructions, cycles} (the last two -1 when not counted). */
+  /**
+   * The calling thread's {CPU ns, instructions, cycles, user-mode instructions, user-mode cycles} (-1 for
+   * what is not counted; instructions and cycles count kernel mode too where allowed).
+   */
   static native void counters(long[] out);
 
   /** InputConsumer.consume through libinput.so (recvfrom): 1 with {seq, action, consume_time}, 0 none, <0 error. */

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""The main thread's CPU time spent in jankprobe's own code while the demo app runs, measured directly.
+
+Why: demo_bench's A/B measures the difference between on and off slices; its instructions resolve ~50 k/s,
+but its cycles and CPU time move by milliseconds per second between slices of the same work on a shared
+host, so it cannot say what our code costs in time *in situ*, where the main thread wakes up dozens of
+times a second with cold caches. The per-item benchmarks (bench/*_bench) time hot loops: a lower bound.
+This script samples the app's main thread on user-mode cycles (perf record -e cycles:u, one sample every
+PERIOD cycles, cache misses and all) and counts the samples that land in jankprobe's code: libjankprobe.so,
+our Java classes (com.jankprobe.*, JIT-compiled or interpreted frames the JIT map names) and the JDK
+methods only our Java calls on this path (the direct-buffer views). Cycles become time at the core clock
+measured on a busy loop under the same perf. What it does not see: costs we cause in the app's own code
+(a type check our list adds to MessageQueue.next, the JIT's work, caches we evict); demo_bench's A/B
+instructions cover those.
+
+Needs perf (linux-perf) with access to the thread's counters (perf_event_paranoid <= 2 for one's own
+processes) and jcmd (the JDK) for the JIT map.
+
+Usage: own_cycles.py BUILD_DIR [--config bench-all.json] [--seconds 30] [--warmup 5] [--period 5000]
+                     [--keep DIR]
+"""
+import argparse
+import collections
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+# What counts as ours (category, test on (symbol, dso basename)).
+JDK_FOR_US = re.compile(r"java\.nio\.(Direct(Long|Int)BufferU|(Long|Int)Buffer|Buffer)\.|ScopedMemoryAccess")
+
+
+def category(sym, dso):
+    if dso == "libjankprobe.so":
+        return "native (libjankprobe.so)"
+    if "com.jankprobe." in sym:
+        return "java (com.jankprobe)"
+    if JDK_FOR_US.search(sym):
+        return "jdk direct buffers (our Java's)"
+    return None
+
+
+def core_ghz():
+    """Cycles per ns of a user-mode busy loop on this host, under perf stat."""
+    loop = "x = 0\nfor i in range(3000000): x += i"
+    out = subprocess.run(["perf", "stat", "-x", ",", "-e", "cycles:u,task-clock", sys.executable, "-c", loop],
+                         capture_output=True, text=True, check=True).stderr
+    cycles = msec = None
+    for line in out.splitlines():
+        parts = line.split(",")
+        if len(parts) > 2 and parts[2].startswith("cycles"):
+            cycles = float(parts[0])
+        elif len(parts) > 2 and parts[2].startswith("task-clock"):
+            msec = float(parts[0])
+    if not cycles or not msec:
+        raise SystemExit("own_cycles: cannot calibrate the clock from perf stat:\n" + out)
+    return cycles / (msec * 1e6)
+
+
+def find_child(parent_pid, name, timeout_s=20):
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        out = subprocess.run(["pgrep", "-P", str(parent_pid), "-f", name], capture_output=True, text=True).stdout
+        if out.strip():
+            return int(out.split()[0])
+        time.sleep(0.2)
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("build_dir")
+    ap.add_argument("--config", default="bench-all.json")
+    ap.add_argument("--seconds", type=float, default=30)
+    ap.add_argument("--warmup", type=float, default=5)
+    ap.add_argument("--period", type=int, default=5000)
+    ap.add_argument("--keep", help="keep perf.data and the main thread's samples in this directory")
+    a = ap.parse_args()
+    demo = os.path.join(a.build_dir, "tools", "jankprobe-demo")
+    if not os.access(demo, os.X_OK) or not shutil.which("perf") or not shutil.which("jcmd"):
+        raise SystemExit("own_cycles: needs %s, perf and jcmd" % demo)
+    ghz = core_ghz()
+    work = a.keep or tempfile.mkdtemp(prefix="own_cycles.")
+    os.makedirs(work, exist_ok=True)
+    data = os.path.join(work, "perf.data")
+    cmd = ["perf", "record", "-q", "-e", "cycles:u", "-c", str(a.period), "-o", data, "--", demo, "--bench",
+           str(a.seconds), "--warmup", str(a.warmup), "--jankprobe", "on", "--config", a.config]
+    perf = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    child = find_child(perf.pid, "jankprobe-demo")
+    if child is None:
+        perf.kill()
+        raise SystemExit("own_cycles: the demo did not start")
+    # The JIT map while the app still runs (its compiled methods then are the ones the samples hit).
+    time.sleep(max(1.0, a.warmup + a.seconds - 2))
+    subprocess.run(["jcmd", str(child), "Compiler.perfmap"], capture_output=True)
+    out, _ = perf.communicate()
+    if perf.returncode != 0:
+        raise SystemExit("own_cycles: perf/demo failed (%d): %s" % (perf.returncode, out[-400:]))
+    script = subprocess.run(["perf", "script", "-i", data, "-F", "comm,tid,time,ip,sym,dso"], capture_output=True,
+                            text=True).stdout
+    rows = []
+    for line in script.splitlines():
+        m = re.match(r"\s*main\s+(\d+)\s+([\d.]+):\s+[0-9a-f]+\s+(.*)\s+\((.*)\)\s*$", line)
+        if m:
+            rows.append((float(m.group(2)), m.group(3).strip(), os.path.basename(m.group(4))))
+    if not rows:
+        raise SystemExit("own_cycles: no samples of the app's main thread")
+    # The measured window: after the warm-up, a second of margin at both ends.
+    t0 = rows[0][0] + a.warmup + 1
+    t1 = rows[0][0] + a.warmup + a.seconds - 1
+    window = [r for r in rows if t0 <= r[0] <= t1]
+    span = t1 - t0
+    per_s = a.period / span  # cycles per second for one sample
+    cats = collections.Counter()
+    syms = collections.Counter()
+    for _, sym, dso in window:
+        c = category(sym, dso)
+        if c:
+            cats[c] += 1
+            syms[sym[:90]] += 1
+    total = len(window)
+    ours = sum(cats.values())
+    us = lambda n: n * per_s / (ghz * 1e3)  # noqa: E731
+    print("own_cycles: %s, %s, %.0f s measured, %d cycles/sample, core %.2f GHz (busy loop)" %
+          (demo, a.config, span, a.period, ghz))
+    print("  main thread, user mode: %7.1f us/s (%d samples)" % (us(total), total))
+    for c, n in cats.most_common():
+        print("  %-34s %7.1f us/s (%d samples)" % (c, us(n), n))
+    print("  %-34s %7.1f us/s (%.1f %% of the main thread's user time)" % ("ours", us(ours), 100.0 * ours / total))
+    print("  by symbol:")
+    for s, n in syms.most_common(20):
+        print("    %7.1f us/s  %s" % (us(n), s))
+    if a.keep:
+        with open(os.path.join(work, "main.samples"), "w") as f:
+            for t, sym, dso in window:
+                f.write("%.6f %s (%s)\n" % (t, sym, dso))
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
