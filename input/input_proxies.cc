@@ -28,9 +28,11 @@ using SendFn = ssize_t (*)(int, const void*, size_t, int);
 void* g_prev[kProxyCount];
 jp_plt_hook* g_hook[kProxyCount];
 
-// The previous target per proxy, cached for the first call site (return address) that asks after an
-// install (plt/prev_cache.h: what it saves, and its rules with InstallProxies). A call that misses asks
-// the engine as JP_PLT_PREV does, in an out-of-line half that gets the arguments as they came.
+// The previous target per proxy, cached for the first call sites (return addresses) that ask after an
+// install (plt/prev_cache.h: what it saves, and its rules with InstallProxies), from any thread: the
+// dispatcher's publish and the app's FINISHED are different call sites of one send function when the
+// library inlines its Send() (each gets its entry). A call that misses asks the engine as JP_PLT_PREV
+// does, in an out-of-line half that gets the arguments as they came.
 plt::PrevCache g_prev_cache[kProxyCount];
 
 // The original call. The slow half is a separate function that gets the arguments as they came, so that
@@ -41,8 +43,8 @@ JP_INPUT_COLD ssize_t CallPrevSlow(const void* ra, Args... args) noexcept {
 }
 template <int I, typename Fn, typename... Args>
 __attribute__((always_inline)) inline ssize_t CallPrev(const void* ra, Args... args) noexcept {
-  if (__builtin_expect(g_prev_cache[I].Holds(ra), 1)) {
-    return reinterpret_cast<Fn>(g_prev_cache[I].target())(args...);
+  if (void* const cached = g_prev_cache[I].Find(ra); __builtin_expect(cached != nullptr, 1)) {
+    return reinterpret_cast<Fn>(cached)(args...);
   }
   return CallPrevSlow<I, Fn>(ra, args...);
 }

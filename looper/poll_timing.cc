@@ -96,11 +96,12 @@ struct MainSide {
 };
 MainSide g_main;
 
-// The previous target per proxy, cached for the first call site (return address) the main thread asks
+// The previous target per proxy, cached for the first call sites (return addresses) the main thread asks
 // from after StartPollSource (plt/prev_cache.h: what it saves, and its rules with the install). It does
 // not depend on the thread: every Looper in the library waits from the same call site, so other threads
-// use the main thread's entry too (Holds: acquire, the target stored before the address). Only the main
-// thread fills it (MainSlowBefore), so that it is the main thread's call site that takes the fast path.
+// use the main thread's entry too (Find: acquire, the target stored before the address). Only the main
+// thread fills it (MainSlowBefore), so that other threads' call sites never take the entries the main
+// thread's need; another thread whose call site is not cached asks the engine (PrevFor).
 plt::PrevCache g_prev_cache[kHookCount];
 
 // The looper thread's thread pointer, learnt by its first call through a proxy (0: not yet). Comparing the
@@ -388,9 +389,10 @@ void AfterBlock() {
 }
 
 // The main thread's other paths: a call that may block, or the target not cached for this call site.
-// Returns the target to call; AfterSlow follows the call.
+// Returns the target to call; MainSlowAfter follows the call. A blocking wait (every idle period of the
+// thread) is the common case here and its call site is cached: the engine is asked only on a miss.
 __attribute__((noinline)) void* MainSlowBefore(int i, const void* return_address, int timeout) {
-  void* const prev = g_prev_cache[i].Lookup(&g_hook[i], &g_prev[i], return_address);
+  void* const prev = g_prev_cache[i].Get(&g_hook[i], &g_prev[i], return_address);
   PollInside inside;
   if (inside.open() && timeout != 0) BeforeBlock();
   return prev;
@@ -429,8 +431,9 @@ int ProxyWait(int epfd, struct epoll_event* events, int max, int timeout, Rest..
   using Fn = int (*)(int, struct epoll_event*, int, int, Rest...);
   const void* ra = __builtin_return_address(0);
   if (OnMainThreadFast()) {
-    if (timeout == 0 && g_prev_cache[I].Holds(ra)) {
-      const auto prev = reinterpret_cast<Fn>(g_prev_cache[I].target());
+    void* cached;
+    if (timeout == 0 && (cached = g_prev_cache[I].Find(ra)) != nullptr) {
+      const auto prev = reinterpret_cast<Fn>(cached);
       const int n = prev(epfd, events, max, timeout, rest...);
       if (n == 0) {
         AfterLook<true>();
@@ -439,10 +442,12 @@ int ProxyWait(int epfd, struct epoll_event* events, int max, int timeout, Rest..
       }
       return n;
     }
-  } else if (g_main_tp.load(std::memory_order_relaxed) != 0 && g_prev_cache[I].Holds(ra)) {
-    // Not the main thread (which is known): straight through.
-    const auto prev = reinterpret_cast<Fn>(g_prev_cache[I].target());
-    return prev(epfd, events, max, timeout, rest...);
+  } else if (g_main_tp.load(std::memory_order_relaxed) != 0) {
+    // Not the main thread (which is known): straight through, to the cached target when its call site
+    // is one of the main thread's (every Looper's), else to the engine's (WaitSlow).
+    if (void* const cached = g_prev_cache[I].Find(ra)) {
+      return reinterpret_cast<Fn>(cached)(epfd, events, max, timeout, rest...);
+    }
   }
   return WaitSlow<I>(ra, epfd, events, max, timeout, rest...);
 }
