@@ -1,9 +1,11 @@
 #include "input/input_tracker.h"
 
 #include <errno.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <new>
 
 #include "hook/caller_tid.h"
@@ -32,14 +34,36 @@ class ErrnoKeeper {
 
 InputTracker* internal::g_tracker = nullptr;
 
+namespace {
+// The tracker's memory: fresh anonymous pages, which are zero and become resident only when written. Its
+// constructor writes its header, the channel table and the ring's cursors, and leaves the pending table
+// (16 KiB) and the finished ring's slots (8 KiB) as the kernel gave them (already their initial state),
+// so the app pays for the pages its channels' slots and the events in flight touch, not for the whole
+// table, as it did from malloc (every byte stored by the constructor, and the chunk in a malloc arena).
+// If mmap fails, zeroed memory from operator new does the same job (all resident).
+void* ZeroedTrackerMemory(size_t size, size_t align) {
+  const long page = sysconf(_SC_PAGESIZE);
+  const size_t rounded = page > 0 ? (size + static_cast<size_t>(page) - 1) / static_cast<size_t>(page) *
+                                        static_cast<size_t>(page)
+                                  : size;
+  void* mem = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem != MAP_FAILED) return mem;
+  mem = ::operator new(size, std::align_val_t{align});
+  std::memset(mem, 0, size);
+  return mem;
+}
+}  // namespace
+
+InputTracker::InputTracker() noexcept : pending_(PendingEvents::OnZeroedMemory{}) {}
+
 InputTracker& InputTracker::Get() {
   // Never destroyed: proxies left in another tool's chain and late watchdog callbacks may still look.
-  static InputTracker* tracker = internal::g_tracker = new InputTracker();
+  static InputTracker* tracker = internal::g_tracker =
+      new (ZeroedTrackerMemory(sizeof(InputTracker), alignof(InputTracker))) InputTracker;
   return *tracker;
 }
 
 void InputTracker::Enable(const Settings& s) {
-  if (stacks_.size() != PendingEvents::kSlots) stacks_.resize(PendingEvents::kSlots);
   std::string why;
   fence_note_ = fence_.Init(&why) ? "membarrier" : why;
   // Event timestamps (read and finish) come from the process's event clock (the looper's poll source
@@ -99,7 +123,7 @@ void InputTracker::Disable() {
     dropped_at_disable_.fetch_add(1, std::memory_order_relaxed);
     pending_.Free(i);
   }
-  for (hook::StackSample& s : stacks_) s = hook::StackSample{};
+  stacks_.Release();
   channels_.Clear();
   clean_fd_.store(-1, std::memory_order_relaxed);
   // No hot path pushes any more (the gate is drained): what the ring holds goes into the timeline now,

@@ -150,7 +150,8 @@ class InputTracker {
   uint64_t DrainFinished();
 
  private:
-  InputTracker() = default;
+  // Only Get() constructs it, on zeroed pages: see there.
+  InputTracker() noexcept;
 
   // The hot paths are split so that what every event runs is dense code (input/hot_path.h) and makes no
   // call: the entries per layout (ReceivedAt / SentAt, kLayout the bound layout's index in kLayoutTable,
@@ -289,8 +290,21 @@ class InputTracker {
   PendingEvents pending_;
   ChannelTable channels_;
   // Stacks captured at lag_ms, per pending slot; touched only on the watchdog thread (and by Disable
-  // once no callback can run).
-  std::vector<hook::StackSample> stacks_;
+  // once no callback can run). Allocated by the first lag that captures or reports one, not by Enable:
+  // an app whose input never lags keeps none of their 10 KiB (128 slots, most of which never lag).
+  class SlotStacks {
+   public:
+    hook::StackSample& operator[](size_t index) {
+      if (stacks_.empty()) stacks_.resize(PendingEvents::kSlots);
+      return stacks_[index];
+    }
+    bool allocated() const noexcept { return !stacks_.empty(); }
+    void Release() { std::vector<hook::StackSample>().swap(stacks_); }
+
+   private:
+    std::vector<hook::StackSample> stacks_;
+  };
+  SlotStacks stacks_;
 
   hook::SplitCounter fd_timed_, unmatched_finished_;
   hook::SplitCounter rejected_received_[kVerdictCount];

@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "input/input_message.h"
 
@@ -51,26 +52,34 @@ inline uint32_t GenerationOf(uint32_t word) { return word >> kGenerationShift; }
 
 // Two lines: what every event reads and writes is in the first (the finish side touches only it unless
 // the event lagged); the second holds what only reports read.
+// No default member initialisers: a free slot is all zero (kFree, generation 0, no marks; nothing reads the
+// fields of a free slot), so a table on fresh anonymous pages is in its initial state without a store, and
+// its pages become resident only when an event first uses a slot there (PendingEvents(OnZeroedMemory)).
+// Value-initialise one that is not (`PendingEvent e{}`, PendingEvents()).
 struct alignas(64) PendingEvent {
-  std::atomic<uint32_t> word{kFree};
-  std::atomic<uint32_t> marks{0};  // the watchdog's (and Disable's) only
+  std::atomic<uint32_t> word;
+  std::atomic<uint32_t> marks;  // the watchdog's (and Disable's) only
   // Reader-side fields (constant while the slot is taken).
-  int32_t fd = -1;
-  uint32_t seq = 0;
-  uint32_t tid = 0;
-  EventType type = EventType::kKey;
-  bool fd_mode = false;
-  int8_t action_index = -1;
-  int64_t event_time_ns = 0;
-  uint64_t read_ns = 0;
-  int32_t action = 0;
-  uint32_t pointer_count = 0;
+  int32_t fd;
+  uint32_t seq;
+  uint32_t tid;
+  EventType type;
+  bool fd_mode;
+  int8_t action_index;
+  int64_t event_time_ns;
+  uint64_t read_ns;
+  int32_t action;
+  uint32_t pointer_count;
   // Finisher-side fields (written before kFinished is published; only for an event that lagged).
-  alignas(64) int64_t consume_time_ns = 0;
-  bool handled = false;
-  uint64_t finish_ns = 0;
+  alignas(64) int64_t consume_time_ns;
+  bool handled;
+  uint64_t finish_ns;
 };
 static_assert(sizeof(PendingEvent) == 128, "two lines per slot");
+// C++17's std::atomic default constructor is trivial (C++20's value-initialises: correct, it only writes
+// the zeros the pages already hold).
+static_assert(__cplusplus >= 202002L || std::is_trivially_default_constructible_v<PendingEvent>,
+              "constructing a table on zeroed pages must not write to them");
 
 // The fields that name an event (fd .. action_index, 16 bytes in PendingEvent) as the finish side copies
 // them into the finished ring: two word loads and two word stores, no per-field packing on the app's
@@ -112,6 +121,14 @@ class PendingEvents {
  public:
   static constexpr int kSlots = 128;
   static constexpr int kOwnerSlots = 64;  // claimed by the owner thread only
+
+  // Every slot free.
+  PendingEvents() noexcept : slots_() {}
+  // For a table on memory that is already all zero (fresh anonymous pages, InputTracker::Get): every slot
+  // is free without a store, so constructing it touches none of its 16 KiB; a page becomes resident when
+  // an event first claims a slot in it (one channel: one page).
+  struct OnZeroedMemory {};
+  explicit PendingEvents(OnZeroedMemory) noexcept {}
 
   // Takes a free slot (state kClaimed) for a new event, or -1 when the table is full. owner: the caller
   // is the InFlightGate owner.

@@ -18,7 +18,7 @@ namespace {
 
 // Item i: every field derived from i, so a copy mixing two items (torn) is recognisable.
 FinishedEvent Item(uint64_t i) {
-  PendingEvent p;
+  PendingEvent p{};  // all zero, padding too: the ident words compare whole
   p.fd = static_cast<int32_t>(100 + i % 7);
   p.seq = static_cast<uint32_t>(i * 3 + 1);
   p.tid = static_cast<uint32_t>(5000 + i % 11);

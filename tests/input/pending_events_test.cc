@@ -1,12 +1,18 @@
 // The pending table on its own: the owner's part and the shared part, takes by (fd, seq), the watchdog's
-// marks bound to one occupant, and an owner and a second thread claiming and taking at the same time.
+// marks bound to one occupant, an owner and a second thread claiming and taking at the same time, and a
+// table constructed on zeroed pages (the input tracker's) that leaves them untouched until a slot is used.
 #include "input/pending_events.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <memory>
+#include <new>
 #include <thread>
+#include <vector>
 
 namespace jp::input {
 namespace {
@@ -152,6 +158,65 @@ TEST(PendingEvents, OwnerAndAnotherThreadAtOnceLoseAndDuplicateNothing) {
   other.join();
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(t->Occupied(), 0);
+}
+
+// Pages of [p, p + size) resident now (mincore), as a 0/1 vector.
+std::vector<int> Resident(const void* p, size_t size) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> vec((size + page - 1) / page);
+  if (mincore(const_cast<void*>(p), size, vec.data()) != 0) return {};
+  std::vector<int> out;
+  for (unsigned char v : vec) out.push_back(v & 1);
+  return out;
+}
+
+int Count(const std::vector<int>& v) {
+  int n = 0;
+  for (int x : v) n += x;
+  return n;
+}
+
+TEST(PendingEvents, OnZeroedPagesConstructionTouchesNothingAndASlotTouchesItsPage) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t size = (sizeof(PendingEvents) + page - 1) / page * page;
+  ASSERT_GE(size, 4 * page) << "128 slots of 128 bytes";
+  void* mem = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  ASSERT_EQ(Count(Resident(mem, size)), 0);
+  auto* t = new (mem) PendingEvents(PendingEvents::OnZeroedMemory{});
+  EXPECT_EQ(Count(Resident(mem, size)), 0) << "the constructor wrote to the table";
+  // The first use of a slot makes its page resident, and only it. (Reading a page first, as Occupied()
+  // does, maps the kernel's shared zero page, which mincore counts but RSS does not: checked after.)
+  const int fd = 37;  // owner slot 37: the second page
+  const int a = t->Claim(/*owner=*/true, fd);
+  ASSERT_EQ(a, PendingEvents::OwnerFirstProbe(fd));
+  Fill(t, a, fd, 9);
+  const std::vector<int> after = Resident(mem, size);
+  const size_t slot_page = (reinterpret_cast<uintptr_t>(&t->at(a)) - reinterpret_cast<uintptr_t>(mem)) / page;
+  EXPECT_EQ(after[slot_page], 1);
+  EXPECT_EQ(Count(after), 1) << "only the claimed slot's page";
+  EXPECT_EQ(t->Occupied(), 1);  // every other slot reads free: zero is the free state
+  const int taken = t->Take(/*owner=*/true, fd, 9);
+  EXPECT_EQ(taken, a);
+  t->Free(taken);
+  EXPECT_EQ(t->Occupied(), 0);
+  // A slot freed once and claimed again gets the next generation (the zero state is generation 0).
+  const int again = t->Claim(/*owner=*/true, fd);
+  ASSERT_EQ(again, a);
+  EXPECT_EQ(GenerationOf(t->Word(again)), 1u);
+  t->~PendingEvents();
+  munmap(mem, size);
+}
+
+TEST(PendingEvents, DefaultConstructedTableIsFreeOnDirtyMemory) {
+  // The ordinary constructor must not rely on zeroed memory: placed over bytes that are all 0xff, every
+  // slot still reads free.
+  alignas(PendingEvents) static unsigned char storage[sizeof(PendingEvents)];
+  std::memset(storage, 0xff, sizeof storage);
+  auto* t = new (storage) PendingEvents();
+  EXPECT_EQ(t->Occupied(), 0);
+  for (int i = 0; i < PendingEvents::kSlots; ++i) EXPECT_EQ(t->Word(i), 0u) << i;
+  t->~PendingEvents();
 }
 
 }  // namespace

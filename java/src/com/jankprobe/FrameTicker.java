@@ -3,7 +3,6 @@ package com.jankprobe;
 import android.os.Handler;
 import android.os.Looper;
 import android.view.Choreographer;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A Choreographer frame callback on the main thread that re-posts itself every frame while the main thread
@@ -36,8 +35,12 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * start() and stop() may be called from any thread; everything else runs on the main thread (Choreographer
  * is per-Looper, the Printer runs on the Looper's thread).
+ *
+ * Every class here is one the app loads, reads from its dex and keeps in memory for good: the ticker is its
+ * own start and resume message (run()) rather than an anonymous Runnable each, and sActive is a volatile
+ * field behind a lock rather than an AtomicReference (a JDK class an app need not have loaded otherwise).
  */
-public final class FrameTicker implements Choreographer.FrameCallback {
+public final class FrameTicker implements Choreographer.FrameCallback, Runnable {
   /** Quiet on-time frames in a row after which the ticker parks (0.5 s at 60 Hz). */
   public static final int PARK_AFTER_FRAMES = 30;
   /** At most this many frames counted before the native side hears of them. */
@@ -51,8 +54,8 @@ public final class FrameTicker implements Choreographer.FrameCallback {
   private static native void nativeFrames(long frameTimeNanos, int frames);
   private static native void nativeParked(boolean parked);
 
-  /** The running ticker, for the printer's hooks (null when none). */
-  private static final AtomicReference<FrameTicker> sActive = new AtomicReference<>();
+  /** The running ticker, for the printer's hooks (null when none). Written under FrameTicker.class. */
+  private static volatile FrameTicker sActive;
 
   private volatile boolean running;
 
@@ -72,21 +75,17 @@ public final class FrameTicker implements Choreographer.FrameCallback {
 
   public void start() {
     running = true;
-    sActive.set(this);
-    new Handler(Looper.getMainLooper()).post(new Runnable() {
-      @Override
-      public void run() {
-        if (running) resume();
-      }
-
-      @Override
-      public String toString() { return "jankprobe.FrameTicker.start"; }
-    });
+    synchronized (FrameTicker.class) {
+      sActive = this;
+    }
+    new Handler(Looper.getMainLooper()).post(this);
   }
 
   public void stop() {
     running = false;
-    sActive.compareAndSet(this, null);
+    synchronized (FrameTicker.class) {
+      if (sActive == this) sActive = null;
+    }
   }
 
   /**
@@ -94,22 +93,30 @@ public final class FrameTicker implements Choreographer.FrameCallback {
    * we were parked. Any thread; the resume itself runs on the main thread.
    */
   static void resumeFromNative() {
-    final FrameTicker t = sActive.get();
+    final FrameTicker t = sActive;
     if (t == null || !t.running) return;
-    new Handler(Looper.getMainLooper()).postAtFrontOfQueue(new Runnable() {
-      @Override
-      public void run() {
-        if (t.running && t.parked) t.resume();
-      }
-
-      @Override
-      public String toString() { return "jankprobe.FrameTicker.resume"; }
-    });
+    new Handler(Looper.getMainLooper()).postAtFrontOfQueue(t);
   }
+
+  /**
+   * The start message (start()) and the resume message (resumeFromNative()), main thread. Either one
+   * resumes a ticker that is not ticking: one that has not posted its first frame callback yet (start), or
+   * one that parked. A ticker that ticks (a callback of ours waits) is left alone: a resume message that
+   * arrives after the app already resumed it, or a start message behind a resume message, has nothing to
+   * do (and resuming would drop the current run's gap).
+   */
+  @Override
+  public void run() {
+    if (running && (parked || !posted)) resume();
+  }
+
+  /** The name of the start and resume messages in the looper's records. */
+  @Override
+  public String toString() { return "jankprobe.FrameTicker"; }
 
   /** LooperPrinter, main thread, before a message is dispatched (line: Looper's ">>>>> Dispatching"). */
   static void onDispatchBegin(String line) {
-    final FrameTicker t = sActive.get();
+    final FrameTicker t = sActive;
     if (t == null) return;
     t.dispatchStart = System.nanoTime();
     if (t.parked && t.running && line.contains(CHOREOGRAPHER_FRAME)) t.resumeFromAnyThread();
@@ -117,7 +124,7 @@ public final class FrameTicker implements Choreographer.FrameCallback {
 
   /** LooperPrinter, main thread, after the message. */
   static void onDispatchEnd() {
-    final FrameTicker t = sActive.get();
+    final FrameTicker t = sActive;
     if (t == null || t.dispatchStart == 0) return;
     final long end = System.nanoTime();
     final long busy = end - t.dispatchStart;

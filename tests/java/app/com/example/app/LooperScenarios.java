@@ -53,7 +53,7 @@ public final class LooperScenarios {
         final Class<?> c = Class.forName("com.jankprobe.FrameTicker");
         final Field active = c.getDeclaredField("sActive");
         active.setAccessible(true);
-        final Object ticker = ((java.util.concurrent.atomic.AtomicReference<?>) active.get(null)).get();
+        final Object ticker = active.get(null);  // a static volatile FrameTicker
         if (ticker == null) {
           out[0] = -2;
           return;
@@ -61,7 +61,7 @@ public final class LooperScenarios {
         final Field parked = c.getDeclaredField("parked");
         parked.setAccessible(true);
         out[0] = parked.getBoolean(ticker) ? (int) android.view.Choreographer.callbacksRun() : -1;
-      } catch (ReflectiveOperationException | ClassCastException e) {
+      } catch (ReflectiveOperationException e) {
         out[0] = -4;
       }
     }, 5000);
