@@ -114,6 +114,7 @@ class IdleMonitor : public hook::MonitorImpl {
     out.Field("arm_calls", c.arm_calls);
     out.Field("stack_captures", c.stack_captures);
     out.Field("fence", c.fence_expedited ? "membarrier" : "full");
+    if (!c.covered_error.empty()) out.Field("covered_error", c.covered_error);
     out.Field("recorded", c.recorded);
     out.Field("folded", folded);
     out.Field("record_min_us", c.record_min_us);

@@ -22,6 +22,9 @@ namespace {
 
 // One deadline id for the monitor: the deadline is "sticky" (see ArmIfIdle).
 constexpr uint64_t kDeadlineId = 0x1D1Eull << 48;
+// A deadline due at once, armed at each activation: the watchdog thread attaches to the VM (see
+// watchdog_env) before any deadline of ours has to clear TimingIdleHandlerList.covered.
+constexpr uint64_t kAttachId = kDeadlineId | 1;
 
 struct Timing {
   std::atomic<bool> active{false};
@@ -48,8 +51,14 @@ struct Timing {
   std::atomic<uint16_t> keep_key{0};  // the "keep" argument's interned key in this activation's timeline
 
   // True while our one deadline is armed (or being armed): whoever flips it false -> true arms it.
-  // jni::IdleSharedWords().covered is the Java side's view of it (set only with the expedited fence).
+  // TimingIdleHandlerList.covered is the Java side's view of it (set only with the expedited fence, and
+  // once the watchdog thread is known to reach the VM: it must be able to clear it).
   std::atomic<bool> deadline_armed{false};
+  // The watchdog thread has a JNIEnv (attached by OnAttach, or by another monitor before). Until then, or
+  // if the VM refuses (covered_why), covered stays 0 and every call takes nativeArm: correct, dearer.
+  std::atomic<bool> watchdog_env{false};
+  std::mutex covered_mu;
+  std::string covered_why;  // why covered could not be set or cleared (status "covered_error")
   // The watchdog is capturing the stack of the call that started at this time right now (0: it is not).
   // A call is known by its start (running_since): calls on the main thread follow one another, and a call
   // the watchdog captures has run lag_ms, so no other call shares its start.
@@ -65,20 +74,68 @@ jni::IdleWords& Words() { return jni::IdleSharedWords(); }
 
 void OnDeadline(const hook::DeadlineFired& fired, void*);
 
+void NoteCoveredError(const std::string& why) {
+  std::lock_guard<std::mutex> lock(g_timing.covered_mu);
+  g_timing.covered_why = why;
+}
+
+// TimingIdleHandlerList.covered = value, through JNI on the calling thread (its env). False, with the
+// reason noted, when the refs are not there or the VM threw (it does not for a static int field).
+bool SetCovered(JNIEnv* env, jint value) {
+  const jni::IdleRefs& refs = jni::Idle();
+  if (!env || !refs.ok) {
+    NoteCoveredError(env ? "TimingIdleHandlerList.covered: " + refs.why : "no JNIEnv on this thread");
+    return false;
+  }
+  env->SetStaticIntField(refs.timing_list, refs.timing_list_covered, value);
+  std::string why;
+  if (jni::TakeException(env, "TimingIdleHandlerList.covered", &why)) {
+    NoteCoveredError(why);
+    return false;
+  }
+  return true;
+}
+
+// Control path (start, stop): covered down from the control thread.
+void ClearCoveredFromControl() {
+  std::string why;
+  JNIEnv* env = jni::Vm() ? jni::AttachedEnv(jni::Vm(), "jankprobe-control", &why) : nullptr;
+  if (!env) {
+    NoteCoveredError("covered not cleared: " + (jni::Vm() ? why : std::string("no Java VM")));
+    return;
+  }
+  SetCovered(env, 0);
+}
+
+// Watchdog thread, once per activation: the thread attaches (a no-op when the looper or barrier monitor
+// did already), so that OnDeadline can clear covered; only then may covered be set.
+void OnAttach(const hook::DeadlineFired&, void*) {
+  std::string why;
+  if (jni::Vm() && jni::AttachedEnv(jni::Vm(), "jankprobe-watchdog", &why)) {
+    g_timing.watchdog_env.store(true, std::memory_order_release);
+  } else {
+    NoteCoveredError("the watchdog thread has no JNIEnv (" + (jni::Vm() ? why : std::string("no Java VM")) +
+                     "): every call takes nativeArm");
+  }
+}
+
 // The monitor keeps at most one watchdog deadline, armed lazily: a call that starts while it is armed
 // (for an earlier call, so it fires no later than this call's own lag point) arms nothing. Arming and
 // disarming around every call cost a futex wake (the idle watchdog thread has no deadline to sleep
 // towards) and two watchdog wake-ups per call; this way a steady stream of short handlers wakes the
 // watchdog at most once per lag_ms and the main thread makes no syscall at all.
-void ArmIfIdle(const hook::PluginContext* ctx, uint64_t deadline_ns) {
+// env: the calling thread's (the main thread's in nativeArm, the watchdog's in OnDeadline).
+void ArmIfIdle(JNIEnv* env, const hook::PluginContext* ctx, uint64_t deadline_ns) {
   bool expected = false;
   if (!g_timing.deadline_armed.compare_exchange_strong(expected, true, std::memory_order_seq_cst)) return;
   g_timing.deadline_arms.fetch_add(1, std::memory_order_relaxed);
   // Covered before the deadline can fire and clear it (a fired deadline clears covered before it lets
-  // anyone arm again). Only with the membarrier on the watchdog side may Java skip the native fence.
-  Words().covered.store(g_timing.fence.expedited() ? 1 : 0, std::memory_order_relaxed);
+  // anyone arm again; it is 0 here). Only with the membarrier on the watchdog side may Java skip the
+  // native fence, and only a watchdog thread that reaches the VM can clear it again.
+  const bool cover =
+      g_timing.fence.expedited() && g_timing.watchdog_env.load(std::memory_order_acquire) && SetCovered(env, 1);
   if (!ctx->watchdog || !ctx->watchdog->Arm(kDeadlineId, deadline_ns, OnDeadline, nullptr)) {
-    Words().covered.store(0, std::memory_order_relaxed);
+    if (cover) SetCovered(env, 0);
     g_timing.deadline_armed.store(false, std::memory_order_seq_cst);  // table full: the next call retries
   }
 }
@@ -94,10 +151,13 @@ void OnDeadline(const hook::DeadlineFired& fired, void*) {
   const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
   const uint64_t lag = g_timing.lag_ns.load(std::memory_order_relaxed);
   jni::IdleWords& words = Words();
-  // On 32-bit ABIs Java's 64-bit store may tear; a torn read mixes the halves of 0 and the start, so it is
-  // never later than the start, and the re-read below before a capture catches it.
+  // On 32-bit ABIs Java's 64-bit store may tear; a torn read mixes the halves of the old word (0 or an
+  // earlier pass's gap) and the start: judged not running, or running from no later than the start (the
+  // old word's halves are older) unless it matches the gap word (then it is that gap, which began no later
+  // than the start, within the event clock's bound). The re-read below before a capture catches it.
   uint64_t since = static_cast<uint64_t>(words.running_since.load(std::memory_order_acquire));
-  if (ctx && since != 0 && fired.fired_ns >= since + lag && g_timing.active.load(std::memory_order_acquire)) {
+  if (ctx && jni::IdleCallRunning(since, words.gap_start.load(std::memory_order_acquire)) &&
+      fired.fired_ns >= since + lag && g_timing.active.load(std::memory_order_acquire)) {
     g_timing.capturing_since.store(since, std::memory_order_seq_cst);
     // Still the same call? Dekker with the end (clears running_since, fences, reads capturing_since).
     if (static_cast<uint64_t>(words.running_since.load(std::memory_order_seq_cst)) == since) {
@@ -113,18 +173,28 @@ void OnDeadline(const hook::DeadlineFired& fired, void*) {
   // Dekker with the call's start (Java: store running_since, then read covered; native arm: after that
   // store, its fence, then deadline_armed): either we see the new call's start here and arm for it, or
   // it sees covered (and deadline_armed) down and arms itself. The membarrier is the full fence for both.
-  words.covered.store(0, std::memory_order_relaxed);
+  // The gap word the start is judged by was stored by the main thread before the start (the poll source,
+  // then the wrapper): a start seen after the fence comes with that gap word or a later one.
+  std::string why;
+  JNIEnv* env = jni::Vm() ? jni::AttachedEnv(jni::Vm(), "jankprobe-watchdog", &why) : nullptr;
+  if (env) {
+    SetCovered(env, 0);
+  } else if (g_timing.watchdog_env.exchange(false, std::memory_order_acq_rel)) {
+    // Set while this thread had an env (a restarted watchdog thread the VM refuses): never set again.
+    NoteCoveredError("the watchdog thread lost its JNIEnv (" + (jni::Vm() ? why : std::string("no Java VM")) +
+                     "): covered may stay set until the monitor restarts");
+  }
   g_timing.deadline_armed.store(false, std::memory_order_seq_cst);
   g_timing.fence.Heavy();
   if (!ctx || !g_timing.active.load(std::memory_order_acquire)) return;
   since = static_cast<uint64_t>(words.running_since.load(std::memory_order_seq_cst));
-  if (since == 0) return;
+  if (!jni::IdleCallRunning(since, words.gap_start.load(std::memory_order_seq_cst))) return;
   bool captured;
   {
     std::lock_guard<std::mutex> lock(g_timing.stack_mu);
     captured = g_timing.stack_since == since;
   }
-  if (!captured) ArmIfIdle(ctx, since + lag);  // a call already caught waits for its end; the next one arms
+  if (!captured) ArmIfIdle(env, ctx, since + lag);  // a call already caught waits for its end; the next one arms
 }
 
 // Java found covered at 0 after writing running_since: no deadline is sure to cover its call (about once
@@ -132,14 +202,14 @@ void OnDeadline(const hook::DeadlineFired& fired, void*) {
 // Java's store of running_since came first (its program order before this call); the Dekker pair with
 // OnDeadline goes on from here: the fence's light side (a real fence without membarrier), then
 // deadline_armed.
-void Arm(JNIEnv*, jlong started_ns) {
+void Arm(JNIEnv* env, jlong started_ns) {
   hook::InFlightGate::Pass pass = g_timing.gate.Enter(hook::CallerTid(), g_timing.active);
   if (pass.open) {
     const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
     g_timing.arm_calls.Add(pass.exclusive());
     g_timing.fence.Light();
     if (ctx && started_ns > 0 && !g_timing.deadline_armed.load(std::memory_order_seq_cst)) {
-      ArmIfIdle(ctx, static_cast<uint64_t>(started_ns) + g_timing.lag_ns.load(std::memory_order_relaxed));
+      ArmIfIdle(env, ctx, static_cast<uint64_t>(started_ns) + g_timing.lag_ns.load(std::memory_order_relaxed));
     }
   }
   g_timing.gate.Leave(pass);
@@ -272,8 +342,11 @@ void ActivateTiming(const hook::PluginContext* context, int32_t lag_ms, int32_t 
   g_timing.gate.ProposeOwner(context ? context->main_tid : 0);
   // A deadline of an earlier activation may have been dropped by a watchdog Stop without firing: start
   // over (at worst an old one still armed fires once more and finds nothing to do).
-  Words().covered.store(0, std::memory_order_relaxed);
+  ClearCoveredFromControl();
   g_timing.deadline_armed.store(false, std::memory_order_seq_cst);
+  if (context && context->watchdog && !g_timing.watchdog_env.load(std::memory_order_acquire)) {
+    context->watchdog->Arm(kAttachId, hook::MonotonicNs(), OnAttach, nullptr);
+  }
   uint32_t epoch = (g_timing.epoch.load(std::memory_order_relaxed) + 1) & kEpochMask;
   g_timing.epoch.store(epoch == 0 ? 1 : epoch, std::memory_order_relaxed);
   g_timing.keep_key.store(context && context->timeline ? context->timeline->Intern("keep") : 0,
@@ -300,7 +373,7 @@ void DeactivateTiming() {
   // The sticky deadline: removed if still armed; a callback running now sees `active` false and does not
   // re-arm. deadline_armed is left as it is only if the callback owns it (it clears it itself).
   const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
-  Words().covered.store(0, std::memory_order_relaxed);
+  ClearCoveredFromControl();
   if (ctx && ctx->watchdog && ctx->watchdog->Disarm(kDeadlineId)) {
     g_timing.deadline_armed.store(false, std::memory_order_seq_cst);
   }
@@ -319,6 +392,10 @@ IdleCounters TimingCounters() {
   c.stack_captures = g_timing.stack_captures.load(std::memory_order_relaxed);
   c.arm_calls = g_timing.arm_calls.Load();
   c.fence_expedited = g_timing.fence.expedited();
+  {
+    std::lock_guard<std::mutex> lock(g_timing.covered_mu);
+    c.covered_error = g_timing.covered_why;
+  }
   return c;
 }
 

@@ -176,6 +176,7 @@ void ResolveIdle(JNIEnv* env) {
   i.timing_list_unwrapped = r.Method(i.timing_list, "TimingIdleHandlerList", "unwrapped", "()Ljava/util/ArrayList;");
   i.timing_list_fold_below = r.StaticField(i.timing_list, "TimingIdleHandlerList", "foldBelowNs", "J");
   i.timing_list_figures = r.Method(i.timing_list, "TimingIdleHandlerList", "figures", "()[Ljava/lang/Object;", true);
+  i.timing_list_covered = r.StaticField(i.timing_list, "TimingIdleHandlerList", "covered", "I");
   i.ok = r.ok();
   i.why = r.why();
 }

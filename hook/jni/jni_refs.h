@@ -41,6 +41,7 @@ struct IdleRefs {
   jmethodID timing_list_unwrapped = nullptr;  // ArrayList unwrapped()
   jfieldID timing_list_fold_below = nullptr;  // static volatile long foldBelowNs
   jmethodID timing_list_figures = nullptr;    // static Object[] figures()
+  jfieldID timing_list_covered = nullptr;     // static volatile int covered (see IdleHooks)
 };
 
 struct BarrierRefs {
@@ -138,7 +139,8 @@ jobject MainLooper(JNIEnv* env, std::string* why);
 // Per queueIdle() call the wrapper takes the start and the end itself (the end System.nanoTime:
 // CLOCK_MONOTONIC on HotSpot and ART; the start the poll source's gap, the previous handler's end or
 // System.nanoTime, see IdleWords::gap_start), writes the start to IdleWords::running_since, calls `arm` when
-// IdleWords::covered is 0 (no watchdog deadline is sure to cover the call; about once per lag_ms) and `end`
+// TimingIdleHandlerList.covered (IdleRefs::timing_list_covered, a Java static the native side sets through
+// JNI) is 0 (no watchdog deadline is sure to cover the call; about once per lag_ms) and `end`
 // only for a call it cannot fold into its handler class's figures (TimingIdleHandlerList: one that needs a
 // timeline record or a lag report, or of a class without figures).
 struct IdleHooks {
@@ -157,14 +159,15 @@ struct IdleHooks {
 // (absolute puts/gets in native byte order, which compile to plain loads and stores). Process-wide, never
 // freed: a wrapper may run after the monitor stopped. Layout is part of the Java class's contract.
 struct alignas(64) IdleWords {
-  // Byte 0, written by Java: the start of the queueIdle() call running on the main thread; 0 when none
-  // (the call's end clears it: the wrapper itself for a folded call, else the native end's entry before
-  // anything else, so the clear precedes the end's fence with the watchdog's capture). Read by the watchdog.
+  // Byte 0, written by Java: the start of the queueIdle() call running on the main thread; 0 when none.
+  // Odd: a start the call clears at its end (the wrapper itself for a folded call, else the native end's
+  // entry before anything else, so the clear precedes the end's fence with the watchdog's capture). Even:
+  // the gap_start value the pass began at, left in place by a folded call; that call runs only while
+  // gap_start still holds the same value (see IdleCallRunning). Read by the watchdog.
   std::atomic<int64_t> running_since{0};
-  // Byte 8, read by Java right after it wrote running_since: nonzero while an armed watchdog deadline
-  // covers any call that starts now and Java's program order is enough for the Dekker pair with the
-  // watchdog (its side runs a membarrier); 0 makes Java call `arm`.
-  std::atomic<int32_t> covered{0};
+  // Byte 8: unused since the "covered" flag became a Java static (TimingIdleHandlerList.covered: read on
+  // every call, a field load is cheaper there than a buffer view's get); gap_start keeps its offset.
+  uint64_t unused_byte_8 = 0;
   // Byte 16: the looper's poll source's running gap (looper/poll_timing.cc; its own state reads and
   // writes it here, as looper::internal::PollRunning()): the start of the work the main thread does since
   // its last return from epoll_wait in libutils.so, on the process event clock (hook/event_clock.h:
@@ -181,13 +184,22 @@ struct alignas(64) IdleWords {
 // (an input event's whole dispatch, sensor listeners) in this gap before next() got to the idle handlers,
 // and after a blocking wait next() runs none; the wrapper then reads the clock itself.
 constexpr uint64_t kGapNotAnIdleStart = 1;
-static_assert(std::atomic<int64_t>::is_always_lock_free && std::atomic<int32_t>::is_always_lock_free &&
-                  std::atomic<uint64_t>::is_always_lock_free,
+static_assert(std::atomic<int64_t>::is_always_lock_free && std::atomic<uint64_t>::is_always_lock_free,
               "Java reads and writes these words with plain loads and stores");
-static_assert(offsetof(IdleWords, running_since) == 0 && offsetof(IdleWords, covered) == 8 &&
-                  offsetof(IdleWords, gap_start) == 16 && sizeof(std::atomic<int64_t>) == 8 &&
-                  sizeof(std::atomic<int32_t>) == 4 && sizeof(std::atomic<uint64_t>) == 8,
-              "TimingIdleHandlerList's RUNNING_SINCE, COVERED and GAP_START offsets");
+static_assert(offsetof(IdleWords, running_since) == 0 && offsetof(IdleWords, gap_start) == 16 &&
+                  sizeof(std::atomic<int64_t>) == 8 && sizeof(std::atomic<uint64_t>) == 8,
+              "TimingIdleHandlerList's RUNNING_SINCE and GAP_START offsets");
+// Whether the queueIdle() call whose start the watchdog read from running_since (`since`) is still running,
+// given the gap_start value read after it (`gap`). An odd start is cleared by its call's end, so it runs
+// while nonzero. An even start is the gap the call's pass began at (the wrapper wrote the gap word's value,
+// bit 0 clear), and a folded call leaves it: the main thread polls nowhere inside an idle handler, so its
+// call runs only while the gap word still holds that value; the look after the pass starts a new gap, a
+// wait clears the word. (A poll source stopped during the call also clears it: that call's overrun is then
+// caught without a stack. A 32-bit torn read, mixing the halves of the old and new start, is not the gap
+// word either: judged not running, which the Dekker pair makes the wrapper's own arm cover.)
+inline bool IdleCallRunning(uint64_t since, uint64_t gap) {
+  return since != 0 && ((since & kGapNotAnIdleStart) != 0 || since == gap);
+}
 // The storage (jni_refs.cc): reached directly (hidden, PC-relative), since the poll source stores into it
 // once per gap.
 extern IdleWords g_idle_words __attribute__((visibility("hidden")));

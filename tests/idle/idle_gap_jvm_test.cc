@@ -5,7 +5,8 @@
 // report of that gap carries the same start) and never later than the handler itself; the second starts
 // at the first one's end, not charged its time; without the poll source every handler reads the clock; a
 // stream of passes behind slow messages, with the looper monitor or the idle monitor switched off and on
-// meanwhile, never takes a stale gap for a start.
+// meanwhile, never takes a stale gap for a start; a short call that started at its gap, which leaves its
+// start in the running word at its end, is never taken for running once its pass is over.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -214,6 +215,35 @@ TEST_F(IdleGapJvmTest, WithoutThePollSourceEveryHandlerReadsTheClock) {
   EXPECT_GT(a.ts_ns, p.posted) << a.json;
   EXPECT_EQ(Jvm()->CallStatic(kTestApp, "countReports", "(Ljava/lang/String;)I", {L(Jvm()->NewString("message_lag"))}).value.i,
             0);
+}
+
+// A folded call that started at its pass's gap does not clear the running word at its end (the wrapper
+// saves that buffer call): the watchdog must judge the word by the gap word, which the look after the pass
+// replaced (or cleared, while the thread waits in epoll). A deadline covers such a call (the wrapper arms
+// one, or one was armed), fires at its lag point at the latest and, reading the start as running, would
+// take a stack of a call long over, while the main thread waits and then while it runs a slow message.
+TEST_F(IdleGapJvmTest, AShortCallStartedAtItsGapIsNotRunningOnceItsPassIsOver) {
+  constexpr int kPasses = 5;
+  const uint64_t captures0 = StatusOf("idle").Uint("stack_captures");
+  const IdleClassFigures before = ClassFiguresOf(kFirst);
+  for (int i = 0; i < kPasses; ++i) {
+    const Pass p = RunPass(0, 0);  // one trivial FirstOfPass: folded (record_min_us 1000 by default)
+    ASSERT_TRUE(p.ok);
+    // Waiting in epoll for a lag period, then a message that holds the main thread for two more.
+    std::this_thread::sleep_for(std::chrono::milliseconds(kIdleLagMs + kIdleLagMs / 2));
+    ASSERT_TRUE(Jvm()->CallStatic(kTestApp, "busyMain", "(J)V", {J(2 * kIdleLagMs)}).ok);
+    std::this_thread::sleep_for(std::chrono::milliseconds(3 * kIdleLagMs));
+  }
+  const IdleClassFigures after = ClassFiguresOf(kFirst);
+  ASSERT_TRUE(after.found) << CallString("status");
+  EXPECT_GE(after.folded - (before.found ? before.folded : 0), static_cast<uint64_t>(kPasses))
+      << "the passes' calls were not folded: " << CallString("status");
+  EXPECT_EQ(StatusOf("idle").Uint("stack_captures"), captures0)
+      << "the watchdog took stacks of calls that had ended: " << CallString("status");
+  // The gap path still catches a call that overruns (its start is the gap word, unchanged while it runs).
+  const Pass p = RunPass(3 * kIdleLagMs / 2, 5 * kIdleLagMs / 4);
+  ASSERT_TRUE(p.ok);
+  ExpectPassTimedRight(p, IdleLag(kFirst), IdleLag(kSecond));
 }
 
 // A stream of passes, each behind a message that sleeps kPumpMs (both begin with a clean gap), while the

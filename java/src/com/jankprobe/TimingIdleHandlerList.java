@@ -3,7 +3,6 @@ package com.jankprobe;
 import android.os.MessageQueue.IdleHandler;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.IntBuffer;
 import java.nio.LongBuffer;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -24,36 +23,46 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   private static final long serialVersionUID = 1L;
 
   /**
-   * Around queueIdle(), in steady state, no native call at all and one clock read. The call's start (see
-   * Timed#queueIdle): with the looper monitor's poll source on, the first handler of an idle
-   * pass starts at the gap the poll source published (GAP_START) and the next ones at the previous
-   * handler's end; otherwise System.nanoTime (CLOCK_MONOTONIC on HotSpot and on ART, the clock the
-   * watchdog's deadlines use). The wrapper writes the start into a word the native watchdog reads
-   * (RUNNING_SINCE), so a handler that overruns is caught while it runs; only when no armed deadline is
-   * sure to cover the call (the COVERED word is 0: about once per lag_ms, or always where the native side
-   * needs a real fence) it calls nativeArm.
+   * Around queueIdle(), in steady state, no native call at all, one clock read and two accesses to the
+   * shared words (the gap word's get and RUNNING_SINCE's put). The call's start (see Timed#queueIdle):
+   * with the looper monitor's poll source on, the first handler of an idle pass starts at the gap the poll
+   * source published (GAP_START) and the next ones at the previous handler's end; otherwise
+   * System.nanoTime (CLOCK_MONOTONIC on HotSpot and on ART, the clock the watchdog's deadlines use). The
+   * wrapper writes the start into a word the native watchdog reads (RUNNING_SINCE), so a handler that
+   * overruns is caught while it runs; only when no armed deadline is sure to cover the call ({@link
+   * #covered} is 0: about once per lag_ms, or always where the native side needs a real fence) it calls
+   * nativeArm.
    *
    * It takes the end itself too and adds the call to its handler class's figures ({@link ClassFigures}:
    * calls, total and longest time). A call shorter than {@link #foldBelowNs} (min(idle.record_min_us,
-   * idle.lag_ms), set by the monitor; 0 until it starts) ends there: RUNNING_SINCE cleared, no native
-   * call, no timeline record of its own. Any other call goes to nativeEnd, which clears the word, appends
-   * the call's timeline record if it took at least record_min_us and, at lag_ms or over, reports it with
-   * the stack the watchdog took while it ran (the calls of a class without figures all go there, and
-   * are counted there). nativeEnd returns the key under which the native side keeps this handler's interned class
-   * name; passing it back next time spares reading the string (0: not known yet; a stale key is detected
-   * natively and the name read again).
+   * idle.lag_ms), set by the monitor; 0 until it starts) ends there: no native call, no timeline record of
+   * its own, and RUNNING_SINCE cleared unless the start is the pass's gap (below). Any other call goes to
+   * nativeEnd, which clears the word, appends the call's timeline record if it took at least
+   * record_min_us and, at lag_ms or over, reports it with the stack the watchdog took while it ran (the
+   * calls of a class without figures all go there, and are counted there). nativeEnd returns the key under
+   * which the native side keeps this handler's interned class name; passing it back next time spares
+   * reading the string (0: not known yet; a stale key is detected natively and the name read again).
+   *
+   * What RUNNING_SINCE holds tells the watchdog how to judge it (idle_timing.cc, CallRunning): a start
+   * taken from the gap word is that word's value (bit 0 clear: GAP_NOT_AN_IDLE_START is not set on a gap
+   * a pass may start at); every other start gets bit 0 set (1 ns later; start and record use the same
+   * value). An odd word runs until cleared, so its call clears it at the end, folded or not. An even
+   * word runs only while the gap word still holds it: the main thread runs no poll inside a handler, and
+   * the look that follows the pass starts a new gap (or the thread waits in epoll: 0). So a folded call
+   * that started at its gap leaves the word as it is, one buffer call less per call.
    *
    * Why plain direct-buffer puts and gets: VarHandle exists only from Android 13 (API 33) and Unsafe is
-   * hidden API. The store of running_since and the read of covered form a Dekker pair with the watchdog's clear of
-   * covered and read of running_since; the watchdog side runs a membarrier (hook/asymmetric_fence.h), so
-   * this side needs only its program order, which the JITs keep for raw-memory accesses (HotSpot puts a
-   * CPU-order barrier around Unsafe accesses off the heap; ART's Memory.peek/poke intrinsics are calls
-   * with memory side effects). Where membarrier is not available the native side never sets covered, and
-   * nativeArm runs the real fence. The clear at a folded call's end needs no fence: the watchdog only
-   * takes a stack for a call it finds running past lag_ms, and such a call never folds (it ends natively,
-   * which waits for that capture). At worst, a main thread descheduled between its end clock read and
-   * the clear lets the watchdog take one needless stack, which no report uses; reports come only from
-   * nativeEnd.
+   * hidden API. The store of running_since and the read of covered form a Dekker pair with the watchdog's
+   * clear of covered and read of running_since; the watchdog side runs a membarrier
+   * (hook/asymmetric_fence.h), so this side needs only its program order: HotSpot puts a CPU-order barrier
+   * around Unsafe accesses off the heap (the buffer's put), and a volatile read is an acquire no JIT hoists
+   * above an earlier store with memory side effects (ART's Memory.poke intrinsics are such; its compiler
+   * treats a volatile load as reading and writing all memory). Where membarrier is not available the
+   * native side never sets covered, and nativeArm runs the real fence. The clear at a folded call's end
+   * needs no fence: the watchdog only takes a stack for a call it finds running past lag_ms, and such a
+   * call never folds (it ends natively, which waits for that capture). At worst, a main thread descheduled
+   * between its end clock read and the clear (or the next look) lets the watchdog take one needless
+   * stack, which no report uses; reports come only from nativeEnd.
    */
   // Package-private, not private: Timed's queueIdle() uses them, and this code is compiled for Java 8
   // (and desugared so on Android), where a private member reached from a nested class costs a synthetic
@@ -72,18 +81,28 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
    */
   static volatile long foldBelowNs;
 
-  // Typed views of the shared words (hook/jni/jni_refs.h, IdleWords), in native byte order:
-  // running_since is long 0 (byte 0), covered is int 2 (byte 8), gap_start is long 2 (byte 16, read
-  // through the same long view). A view's absolute put/get is fewer calls than ByteBuffer's (no
-  // unaligned/endian layer): the same once C2 inlines them, fewer instructions and cycles before (C1's
-  // profiling tier: ~880 instead of ~1030 instructions per call in idle_bench).
+  /**
+   * Nonzero while an armed watchdog deadline covers any call that starts now and this side's program order
+   * is enough for the Dekker pair (see above); 0 makes the wrapper call nativeArm. Set and cleared by the
+   * native side through JNI (SetStaticIntField): by nativeArm on the main thread, by the watchdog thread
+   * when the deadline fires (it clears it before it reads RUNNING_SINCE), by the monitor's start and
+   * stop. A volatile field rather than a word of the shared buffer for the reason given at foldBelowNs:
+   * the wrapper reads it on every call (a getstatic in every tier, where a buffer view's get was a call
+   * chain of ~80 instructions in C1's profiling tier).
+   */
+  static volatile int covered;
+
+  // A typed view of the shared words (hook/jni/jni_refs.h, IdleWords), in native byte order:
+  // running_since is long 0 (byte 0), gap_start is long 2 (byte 16). A view's absolute put/get is fewer
+  // calls than ByteBuffer's (no unaligned/endian layer): the same once C2 inlines them, fewer
+  // instructions and cycles before (C1's profiling tier).
   static final LongBuffer RUNNING_SINCE;
-  static final IntBuffer COVERED;
   static final int RUNNING_SINCE_INDEX = 0;
-  static final int COVERED_INDEX = 2;
   static final int GAP_START_INDEX = 2;
   /** Bit 0 of the gap word: this gap cannot be an idle pass's start (jni::kGapNotAnIdleStart). */
   static final long GAP_NOT_AN_IDLE_START = 1L;
+  /** Bit 0 of RUNNING_SINCE: the start is not the gap word's value (the call clears the word at its end). */
+  static final long CLEARED_AT_END = 1L;
   private static final int WORDS_BYTES = 24;
 
   // The native side registers nativeWords before anything initialises this class (jni_refs.cc,
@@ -99,7 +118,6 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
     }
     words.order(ByteOrder.nativeOrder());
     RUNNING_SINCE = words.asLongBuffer();
-    COVERED = words.asIntBuffer();
   }
 
   /**
@@ -128,13 +146,24 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   // order the classes first came (the status lists them so).
   private static final LinkedHashMap<String, ClassFigures> FIGURES = new LinkedHashMap<String, ClassFigures>();
 
+  // The figures a wrapper was last made for: an app that adds a one-shot handler per event (a new object of
+  // the same class each time) finds them here without the lock and the map's hashing. A racy read needs
+  // no lock: handlerClass is final (a reader sees it set), and a stale or missing entry only sends the
+  // caller to the map. Compared by identity: Class.getName() returns the name it cached in the Class
+  // (HotSpot, ART), so the same class gives the same String; another String of the same name (another
+  // loader's class, or a VM that does not cache) takes the map, which matches by equals.
+  static ClassFigures lastFigures;
+
   static ClassFigures figuresOf(String handlerClass) {
+    final ClassFigures last = lastFigures;
+    if (last != null && last.handlerClass == handlerClass) return last;
     synchronized (FIGURES) {
       ClassFigures f = FIGURES.get(handlerClass);
       if (f == null && FIGURES.size() < MAX_CLASSES) {
         f = new ClassFigures(handlerClass);
         FIGURES.put(handlerClass, f);
       }
+      if (f != null) lastFigures = f;
       return f;
     }
   }
@@ -202,19 +231,20 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
     public boolean queueIdle() {
       final long gap = RUNNING_SINCE.get(GAP_START_INDEX);
       // Written out, not a helper method: C1's profiling tier, where an app's wrapper stays on HotSpot,
-      // does not inline a method this size, and the call cost ~25 instructions per call.
+      // does not inline a method this size, and the call cost ~25 instructions per call. Every start but
+      // the gap's own is made odd (CLEARED_AT_END, see the class comment).
       final long start;
       if (gap == 0) {
-        start = System.nanoTime();
+        start = System.nanoTime() | CLEARED_AT_END;
       } else if (gap == lastGap) {
-        start = lastEnd;
+        start = lastEnd | CLEARED_AT_END;
       } else if ((gap & GAP_NOT_AN_IDLE_START) == 0) {
         start = gap;
       } else {
-        start = System.nanoTime();
+        start = System.nanoTime() | CLEARED_AT_END;
       }
       RUNNING_SINCE.put(RUNNING_SINCE_INDEX, start);
-      if (COVERED.get(COVERED_INDEX) == 0) nativeArm(start);
+      if (covered == 0) nativeArm(start);
       boolean keep = false;
       try {
         keep = handler.queueIdle();
@@ -230,7 +260,8 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
           f.totalNs += dur;
           if (dur > f.maxNs) f.maxNs = dur;
           if (dur < foldBelowNs) {
-            RUNNING_SINCE.put(RUNNING_SINCE_INDEX, 0L);
+            // A start at the pass's gap (even) ends with the gap (the next look starts another): no clear.
+            if ((start & CLEARED_AT_END) != 0) RUNNING_SINCE.put(RUNNING_SINCE_INDEX, 0L);
           } else {
             f.unfolded++;  // the rare path counts, not the folded one: one store less per folded call
             nameKey = nativeEnd(start, end, nameKey, handlerClass, keep, true);
