@@ -20,7 +20,7 @@ extern "C" {
 
 // Start and configure run most of the library's code once (config parsing, hook installation, JNI
 // resolution, monitor start-up); when they are done its pages leave the app's RSS (hook/text_release.h),
-// whether they succeeded or not. Both functions sit in the steady-state text: they run after the release.
+// whether they succeeded or not. These functions sit in the steady-state text: they run after the release.
 JP_EXPORT int jankprobe_start(const char* config_json) {
   const int rc = Plugin::Get().Start(config_json);
   jp::hook::ReleaseStartOnlyText();
@@ -31,7 +31,11 @@ JP_EXPORT int jankprobe_configure(const char* config_json) {
   jp::hook::ReleaseStartOnlyText();
   return rc;
 }
-JP_EXPORT void jankprobe_stop(void) { Plugin::Get().Stop(); }
+// Stop runs start-only code too (monitor and hook teardown): given back the same way.
+JP_EXPORT void jankprobe_stop(void) {
+  Plugin::Get().Stop();
+  jp::hook::ReleaseStartOnlyText();
+}
 JP_EXPORT int jankprobe_export(const char* path, int format) { return Plugin::Get().Export(path, format); }
 JP_EXPORT const char* jankprobe_last_error(void) { return Plugin::LastError().c_str(); }
 JP_EXPORT void jankprobe_set_report_listener(void (*fn)(const char*, void*), void* arg) {

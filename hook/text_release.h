@@ -34,9 +34,9 @@ struct TextReleaseResult {
 TextReleaseResult ReleaseFileText(const void* begin, const void* end, const void* owner);
 
 // The library's start-only range (lib/startup_order.ld's jp_start_only_text_begin/end), released as above.
-// Called by jankprobe_start and jankprobe_configure on the caller's thread once they are done. Does
-// nothing when the library was linked without the range (the static libraries in tests), or when the
-// environment has JANKPROBE_TEXT_RELEASE=off. Thread-safe; never throws.
+// Called by jankprobe_start, jankprobe_configure and jankprobe_stop on the caller's thread once they are
+// done. Does nothing when the library was linked without the range (the static libraries in tests), or
+// when the environment has JANKPROBE_TEXT_RELEASE=off. Thread-safe; never throws.
 void ReleaseStartOnlyText();
 
 // {"state": "on" | "off: why" | "unavailable: why", "range_kib", "releases", "released_kib", "refusals",

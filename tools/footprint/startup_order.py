@@ -47,7 +47,7 @@ RELEASE = "_ZN2jp4hook20ReleaseStartOnlyTextEv"
 CONTROL = re.compile(r"^jankprobe_(start|configure)$|^_ZN2jp3jni12_GLOBAL__N_1(11NativeStart|15NativeConfigure)E")
 STOP = re.compile(r"^jankprobe_stop$|^_ZN2jp3jni12_GLOBAL__N_110NativeStopE")
 # On the stack while the release runs.
-RELEASE_CALLERS = CONTROL
+RELEASE_CALLERS = re.compile(CONTROL.pattern + "|" + STOP.pattern)
 
 # The demo app's benchmark variants traced on the JVM, in this order (each adds what it runs new).
 JVM_VARIANTS = ["none", "input", "idle", "barrier", "looper", "all"]
@@ -127,30 +127,38 @@ def main():
     else:
         print("JVM phases left out: need root, /sys/kernel/tracing and %s" % demo, file=sys.stderr)
         order += ["%s: %s" % p for p in PHASES[2:]]
-    # ...and the release with the callers on the stack while it runs: they continue after the madvise, so
-    # in the start-only range they would fault a window straight back (hook/text_release.cc).
-    on_stack = {n for n in library_functions(so) if n == RELEASE or RELEASE_CALLERS.search(n)}
-    after |= on_stack
-    seen, steady, start_only = set(), [("the release and its callers", sorted(on_stack))], []
-    seen |= on_stack
-    for phase in order:
-        # Static initialisers already sit together in .text.startup; clones (.constprop/.isra/.part) have
-        # sections of their own, named like the clone symbol.
-        new = [f for f in ran[phase] - seen if not f.startswith("_GLOBAL__sub_I")]
-        steady.append((phase, sorted(f for f in new if f in after)))
-        start_only.append((phase, sorted(f for f in new if f not in after)))
-        seen |= ran[phase]
-    functions = [f for _, names in steady + start_only for f in names]
-    steady_count = sum(len(names) for _, names in steady)
-
     # Identical code folding leaves one body under several names (template instances with the same code):
-    # the trace reports one of them, the section is named after another. Name every alias at that address.
+    # the trace reports one of them, callgrind another (also C1/C2, D1/D2 aliases), the section is named after a
+    # third. Name every alias at that address, and compare functions by address (body), not by name.
     by_addr, addr_of = {}, {}
     for line in subprocess.run(["nm", "--defined-only", so], check=True, capture_output=True, text=True).stdout.splitlines():
         parts = line.split()
         if len(parts) == 3 and parts[1] in "tTwW":
             by_addr.setdefault(parts[0], []).append(parts[2])
             addr_of[parts[2]] = parts[0]
+
+    def body(name):
+        return addr_of.get(name, name)
+
+    # ...and the release with the callers on the stack while it runs: they continue after the madvise, so
+    # in the start-only range they would fault a window straight back (hook/text_release.cc).
+    on_stack = {n for n in library_functions(so) if n == RELEASE or RELEASE_CALLERS.search(n)}
+    after = {body(f) for f in after | on_stack}
+    seen, steady, start_only = set(), [("the release and its callers", sorted(on_stack))], []
+    seen |= {body(f) for f in on_stack}
+    for phase in order:
+        # Static initialisers already sit together in .text.startup; clones (.constprop/.isra/.part) have
+        # sections of their own, named like the clone symbol.
+        new, bodies = [], set()
+        for f in sorted(ran[phase]):
+            if body(f) not in seen and body(f) not in bodies and not f.startswith("_GLOBAL__sub_I"):
+                new.append(f)
+                bodies.add(body(f))
+        steady.append((phase, [f for f in new if body(f) in after]))
+        start_only.append((phase, [f for f in new if body(f) not in after]))
+        seen |= {body(f) for f in ran[phase]}
+    functions = [f for _, names in steady + start_only for f in names]
+    steady_count = sum(len(names) for _, names in steady)
 
     def patterns_with_aliases(name):
         out = []

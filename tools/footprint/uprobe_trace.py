@@ -12,9 +12,9 @@ reported: x86 will not probe such an instruction. startup_order.py gathers those
 ext4 (ext4_check_map_extents_env, reading the library's page for the breakpoint): harmless, but noisy.
 
 Which functions run once start is over: trace() can split each run at the library's own text release
-(`split`, the function jankprobe_start and jankprobe_configure call when they are done): a function
-entered after it, by any thread, is "after start", except on a thread inside a start, configure or stop
-call (`control`, entered before their release) and except after a stop (until the next start's release).
+(`split`, the function jankprobe_start, _configure and _stop call when they are done): a function
+entered after it, by any thread, is "after start", except on a thread inside a start or configure call
+(`control`, entered before their release) and except between a stop's entry (`stop`) and its release.
 startup_order.py lays those out apart from the start-only code, whose pages the release gives back.
 
 Usage: uprobe_trace.py LIBRARY -- COMMAND...   prints the mangled names that ran, in first-hit order.
@@ -91,10 +91,13 @@ def classify(text, symbols, split=None, control=(), stop=()):
             continue
         if name == split:
             run.splits += 1
-            in_control.discard(tid)  # the start or configure on this thread is done
+            # The control call on this thread is done. Whatever runs from here on would fault the released
+            # pages back, also after a stop's release (a thread's exit runs our thread_local destructors).
+            in_control.discard(tid)
             running = True
         elif name in stop:
-            running = False
+            running = False  # the teardown, on every thread, until its release
+            in_control.add(tid)
         elif name in control:
             in_control.add(tid)
         if running and tid not in in_control:
