@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -24,6 +25,7 @@
 #include "hook/monitor.h"
 #include "hook/event_clock.h"
 #include "input/input_monitor.h"
+#include "input/input_proxies.h"
 #include "input/input_tracker.h"
 #include "jankprobe/jankprobe.h"
 #include "tests/fixtures/libinput/input_channel.h"
@@ -327,6 +329,133 @@ void RoundTripPaired(benchmark::State& state) {
 }
 BENCHMARK(RoundTripPaired)->Iterations(1)->Unit(benchmark::kMillisecond);
 
+// A proxy called from two call sites of one module (libinput.so's Send() inlined into the publisher and
+// the consumer's finish, say): each call site has its own previous-target entry (plt/prev_cache.h), so
+// the second one must not ask the engine on every call. The fixture's libinput.so sends from one place,
+// so the second call site is here: SendFinishedElsewhere calls the installed sendto proxy itself (its
+// return address is outside libinput.so, where the engine's answer is the same libc sendto). Monitor on
+// in both variants, round trips as in RoundTrip (OLD_BIONIC: the FINISHED through sendto):
+// range(0) 0: every FINISHED from libinput.so (one call site); 1: alternately from libinput.so and from
+// SendFinishedElsewhere. Counter ns_per_event; twice the difference is what the second call site adds
+// per FINISHED it sends (every other one). Exact instructions: `--sites=1|2 [--events=N]` runs N round trips with drains
+// (no benchmark); count with
+//   valgrind --tool=callgrind --toggle-collect='*TwoSitesBatch*' build/<dir>/bench/input_bench --sites=2
+using SendtoFn = ssize_t (*)(int, const void*, size_t, int, const struct sockaddr*, socklen_t);
+
+// Kept out of line and not a tail call: its call of the proxy is a call site of its own.
+__attribute__((noinline)) long SendFinishedElsewhere(SendtoFn proxy, int fd, const void* buf, size_t len) {
+  const long n = proxy(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL, nullptr, 0);
+  benchmark::DoNotOptimize(n);
+  return n;
+}
+
+// kTwoSitesRun round trips with seqs from *seq on; every other FINISHED from the second call site when
+// `second` is set.
+constexpr int kTwoSitesRun = 50;
+__attribute__((noinline)) void TwoSitesBatch(EventPackets& p, uint32_t* seq, int app, int disp, std::vector<uint8_t>& in,
+                                             SendtoFn second) {
+  for (int i = 0; i < kTwoSitesRun; ++i) {
+    const uint32_t s = ++*seq;
+    std::memcpy(p.motion.data() + 4, &s, 4);
+    std::memcpy(p.finished + 4, &s, 4);
+    benchmark::DoNotOptimize(::send(disp, p.motion.data(), p.motion.size(), MSG_DONTWAIT | MSG_NOSIGNAL));
+    benchmark::DoNotOptimize(jpfx_recv_raw(JPFX_IO_OLD_BIONIC, app, in.data(), in.size()));
+    if (second != nullptr && (s & 1) != 0) {
+      SendFinishedElsewhere(second, app, p.finished, sizeof p.finished);
+    } else {
+      jpfx_send_raw(JPFX_IO_OLD_BIONIC, app, p.finished, sizeof p.finished);
+    }
+    benchmark::DoNotOptimize(::recv(disp, in.data(), in.size(), MSG_DONTWAIT));
+  }
+}
+
+// The world of the two-site runs: the monitor on, a channel, the installed sendto proxy (null: setup
+// failed, *why says why).
+struct TwoSites {
+  jpfx_channel* ch = nullptr;
+  int app = -1, disp = -1;
+  EventPackets p = MakeEventPackets();
+  std::vector<uint8_t> in;
+  SendtoFn proxy = nullptr;
+  uint32_t seq = 0;
+  uint64_t finished_before = 0;
+
+  bool Start(std::string* why) {
+    RegisterInputOnly();
+    if (jankprobe_start(kInputOn) != JANKPROBE_OK) {
+      *why = jankprobe_last_error();
+      return false;
+    }
+    ch = jpfx_channel_open(kApi, JPFX_IO_OLD_BIONIC);
+    if (ch == nullptr) {
+      *why = "jpfx_channel_open failed";
+      return false;
+    }
+    app = jpfx_app_fd(ch);
+    disp = jpfx_dispatcher_fd(ch);
+    in.assign(jpfx_message_size(kApi), 0);
+    const jp::input::ProxySpec& sendto_spec = jp::input::Proxies()[1];
+    if (__atomic_load_n(sendto_spec.handle, __ATOMIC_ACQUIRE) == nullptr) {
+      *why = "the sendto proxy is not installed";
+      return false;
+    }
+    proxy = reinterpret_cast<SendtoFn>(sendto_spec.proxy);
+    finished_before = jp::input::InputTracker::Get().counters().events_finished;
+    return true;
+  }
+  // Every event finished (from either call site): the proxy's second call site reached the tracker.
+  bool AllFinished() const {
+    return jp::input::InputTracker::Get().counters().events_finished - finished_before == seq;
+  }
+  void Stop() {
+    if (ch) jpfx_channel_close(ch);
+    jankprobe_stop();
+  }
+};
+
+void RoundTripTwoSites(benchmark::State& state) {
+  const bool two = state.range(0) != 0;
+  TwoSites w;
+  std::string why;
+  if (!w.Start(&why)) {
+    w.Stop();
+    return state.SkipWithError(why.c_str());
+  }
+  for (auto _ : state) {
+    TwoSitesBatch(w.p, &w.seq, w.app, w.disp, w.in, two ? w.proxy : nullptr);
+    state.PauseTiming();
+    jp::input::InputTracker::Get().DrainFinished();  // the watchdog's work in an app, as in RoundTripPaired
+    state.ResumeTiming();
+  }
+  const bool all = w.AllFinished();
+  w.Stop();
+  if (!all) return state.SkipWithError("not every event was finished");
+  state.SetLabel(two ? "two call sites" : "one call site");
+  state.counters["ns_per_event"] = benchmark::Counter(static_cast<double>(state.iterations()) * kTwoSitesRun,
+                                                      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(RoundTripTwoSites)->Arg(0)->Arg(1)->Repetitions(5);
+
+// --sites=1|2 [--events=N]: the instruction-counting run of RoundTripTwoSites (see above).
+int CountTwoSites(int sites, int events) {
+  TwoSites w;
+  std::string why;
+  if (sites < 1 || sites > 2 || !w.Start(&why)) {
+    std::fprintf(stderr, "--sites=1|2: %s\n", why.empty() ? "1 or 2" : why.c_str());
+    w.Stop();
+    return 1;
+  }
+  for (int done = 0; done < events; done += kTwoSitesRun) {
+    TwoSitesBatch(w.p, &w.seq, w.app, w.disp, w.in, sites == 2 ? w.proxy : nullptr);
+    jp::input::InputTracker::Get().DrainFinished();
+  }
+  const bool all = w.AllFinished();
+  const uint32_t n = w.seq;
+  w.Stop();
+  std::printf("sites %d: %u round trips, %s\n", sites, n, all ? "all finished" : "NOT all finished");
+  return all ? 0 : 1;
+}
+
 // The monitor's own work per event without the sockets: what the two proxies hand to the tracker after
 // the original call returned (decode, clock, pending slot, the finished ring's push). The round trip above
 // is the figure of record; this one has no syscall noise around it, so it shows changes of a few ns. One
@@ -465,6 +594,13 @@ class ParkedThread {
 
 int main(int argc, char** argv) {
   ParkedThread app_thread;
+  int sites = 0, events = 20000;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--sites=", 0) == 0) sites = std::atoi(a.c_str() + 8);
+    if (a.rfind("--events=", 0) == 0) events = std::atoi(a.c_str() + 9);
+  }
+  if (sites != 0) return CountTwoSites(sites, events > 0 ? events : 1);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -8,6 +8,10 @@
 // - PollOnce/main_thread: this thread is the main thread: both edges timed, the gap pushed into the ring.
 //   Its difference to "unhooked" is the added cost per message on the main thread. The label names the
 //   clock the gaps were timed with (the process event clock: the CPU counter where validated).
+// - PollWait/unhooked, PollWait/main_thread: a wait that may block (pollOnce(1000) after a wake, so it
+//   returns at once with the eventfd ready and drains it): the main thread's path at the end of every idle
+//   period (~120/s in the demo), where the gap ends before the call and the next starts after it, through
+//   the proxies' out-of-line half. Its difference per wait is what each idle period adds.
 // - DrainGaps: the watchdog's side, per gap: its looper.message record appended, the history updated.
 // The plugin pieces are the real ones (timeline, watchdog, looper timing); only the JVM is absent.
 //
@@ -16,7 +20,9 @@
 // callgrind, counting only inside PollBatch (the drain excluded, as in the timed variants):
 //   valgrind --tool=callgrind --toggle-collect='*PollBatch*' --callgrind-out-file=/tmp/cg.main
 //       build/<dir>/bench/looper_poll_bench --polls=main --batches=200
-//   callgrind_annotate /tmp/cg.main | head   (total Ir / (200 x 512) = instructions per poll)
+//   callgrind_annotate /tmp/cg.main | head   (total Ir / (200 x 256) = instructions per poll)
+// `--wait` makes the batches blocking waits (WaitBatch: count with --toggle-collect='*WaitBatch*'; the
+// wake's write and the drain's read are in every mode alike).
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -43,6 +49,7 @@ namespace {
 
 using CreateFn = jpfx_looper* (*)();
 using PollFn = int (*)(jpfx_looper*, int);
+using WakeFn = void (*)(jpfx_looper*);
 
 struct World {
   bool ok = false;
@@ -52,6 +59,7 @@ struct World {
   hook::PluginContext ctx;
   jpfx_looper* looper = nullptr;
   PollFn poll = nullptr;
+  WakeFn wake = nullptr;
 };
 
 World* Get() {
@@ -64,9 +72,10 @@ World* Get() {
     }
     auto create = reinterpret_cast<CreateFn>(dlsym(lib, "jpfx_looper_create"));
     w->poll = reinterpret_cast<PollFn>(dlsym(lib, "jpfx_looper_poll_once"));
+    w->wake = reinterpret_cast<WakeFn>(dlsym(lib, "jpfx_looper_wake"));
     w->looper = create ? create() : nullptr;
     w->timeline = hook::Timeline::Create(hook::Timeline::Options(), &w->why);
-    if (!w->looper || !w->poll || !w->timeline || !w->watchdog.Start(&w->why)) return w;
+    if (!w->looper || !w->poll || !w->wake || !w->timeline || !w->watchdog.Start(&w->why)) return w;
     w->ctx.timeline = w->timeline.get();
     w->ctx.watchdog = &w->watchdog;
     w->ctx.main_tid = static_cast<uint32_t>(hook::CurrentTid());
@@ -82,6 +91,16 @@ constexpr int kBatch = 256;  // gaps per iteration (half the ring)
 // One batch of polls, out of line so that callgrind can count exactly its instructions.
 __attribute__((noinline)) void PollBatch(World* w) {
   for (int i = 0; i < kBatch; ++i) benchmark::DoNotOptimize(w->poll(w->looper, 0));
+}
+
+// One batch of waits that may block (timeout 1000 ms) and return at once: a wake is pending before each
+// (the eventfd readable), as when a message is posted to an idle thread. One gap per wait on the main
+// thread (from the return of one wait to the next call). Out of line for callgrind, as PollBatch.
+__attribute__((noinline)) void WaitBatch(World* w) {
+  for (int i = 0; i < kBatch; ++i) {
+    w->wake(w->looper);
+    benchmark::DoNotOptimize(w->poll(w->looper, 1000));
+  }
 }
 
 // The looper's main thread of mode 1: another thread, which polls once after each start (so that the
@@ -125,7 +144,7 @@ bool StartMode(World* w, int mode, std::string* why) {
   return true;
 }
 
-void PollOnce(benchmark::State& state, int mode) {
+void PollOnce(benchmark::State& state, int mode, bool wait = false) {
   World* w = Get();
   if (!w->ok) return state.SkipWithError(("setup: " + w->why).c_str());
   std::string why;
@@ -134,7 +153,11 @@ void PollOnce(benchmark::State& state, int mode) {
   // 200 ms on the watchdog thread, ~80 gaps at a time: without it the ring fills and the main thread
   // falls back to appending records itself). The same pause in every mode keeps them comparable.
   for (auto _ : state) {
-    PollBatch(w);
+    if (wait) {
+      WaitBatch(w);
+    } else {
+      PollBatch(w);
+    }
     state.PauseTiming();
     if (mode == 2) looper::DrainPollSource();
     state.ResumeTiming();
@@ -170,14 +193,18 @@ void BM_DrainGaps(benchmark::State& state) {
 void BM_PollOnce_Unhooked(benchmark::State& state) { PollOnce(state, 0); }
 void BM_PollOnce_OtherThread(benchmark::State& state) { PollOnce(state, 1); }
 void BM_PollOnce_MainThread(benchmark::State& state) { PollOnce(state, 2); }
+void BM_PollWait_Unhooked(benchmark::State& state) { PollOnce(state, 0, true); }
+void BM_PollWait_MainThread(benchmark::State& state) { PollOnce(state, 2, true); }
 
 BENCHMARK(BM_PollOnce_Unhooked)->Repetitions(10);
 BENCHMARK(BM_PollOnce_OtherThread)->Repetitions(10);
 BENCHMARK(BM_PollOnce_MainThread)->Repetitions(10);
+BENCHMARK(BM_PollWait_Unhooked)->Repetitions(10);
+BENCHMARK(BM_PollWait_MainThread)->Repetitions(10);
 BENCHMARK(BM_DrainGaps)->Repetitions(3);
 
 // --polls=MODE [--batches=N]: the instruction-counting run (see the top of the file).
-int CountPolls(const std::string& mode_name, int batches) {
+int CountPolls(const std::string& mode_name, int batches, bool wait) {
   const int mode = mode_name == "unhooked" ? 0 : mode_name == "other" ? 1 : mode_name == "main" ? 2 : -1;
   if (mode < 0) {
     std::fprintf(stderr, "--polls: unhooked, other or main, not %s\n", mode_name.c_str());
@@ -190,11 +217,15 @@ int CountPolls(const std::string& mode_name, int batches) {
     return 1;
   }
   for (int b = 0; b < batches; ++b) {
-    PollBatch(w);
+    if (wait) {
+      WaitBatch(w);
+    } else {
+      PollBatch(w);
+    }
     if (mode == 2) looper::DrainPollSource();
   }
   if (mode > 0) looper::StopPollSource();
-  std::printf("%s: %d polls\n", mode_name.c_str(), batches * kBatch);
+  std::printf("%s: %d %s\n", mode_name.c_str(), batches * kBatch, wait ? "waits" : "polls");
   return 0;
 }
 
@@ -204,12 +235,14 @@ int CountPolls(const std::string& mode_name, int batches) {
 int main(int argc, char** argv) {
   std::string polls;
   int batches = 200;
+  bool wait = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--wait") wait = true;
     if (a.rfind("--polls=", 0) == 0) polls = a.substr(8);
     if (a.rfind("--batches=", 0) == 0) batches = std::atoi(a.c_str() + 10);
   }
-  if (!polls.empty()) return jp::CountPolls(polls, batches > 0 ? batches : 1);
+  if (!polls.empty()) return jp::CountPolls(polls, batches > 0 ? batches : 1, wait);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -36,14 +36,15 @@ jp_plt_hook* g_hook[kProxyCount];
 plt::PrevCache g_prev_cache[kProxyCount];
 
 // The original call. The slow half is a separate function that gets the arguments as they came, so that
-// the proxy keeps only what the tracker needs across its one call.
+// the proxy keeps only what the tracker needs across its one call: the proxy checks the cache's first
+// entry (FindFirst), the slow half the others and then the engine (Get).
 template <int I, typename Fn, typename... Args>
 JP_INPUT_COLD ssize_t CallPrevSlow(const void* ra, Args... args) noexcept {
-  return reinterpret_cast<Fn>(g_prev_cache[I].Lookup(&g_hook[I], &g_prev[I], ra))(args...);
+  return reinterpret_cast<Fn>(g_prev_cache[I].Get(&g_hook[I], &g_prev[I], ra))(args...);
 }
 template <int I, typename Fn, typename... Args>
 __attribute__((always_inline)) inline ssize_t CallPrev(const void* ra, Args... args) noexcept {
-  if (void* const cached = g_prev_cache[I].Find(ra); __builtin_expect(cached != nullptr, 1)) {
+  if (void* const cached = g_prev_cache[I].FindFirst(ra); __builtin_expect(cached != nullptr, 1)) {
     return reinterpret_cast<Fn>(cached)(args...);
   }
   return CallPrevSlow<I, Fn>(ra, args...);

@@ -410,17 +410,22 @@ __attribute__((noinline)) void MainSlowAfter(int timeout, int ready) {
 }
 
 // The proxies. The fast path (the main thread, a look without waiting, the target cached for this call
-// site): a thread-pointer compare, the cached target called, then AfterLook. Another thread (the main one
-// known) tail-calls the cached target. Everything else leaves by a tail call to an out-of-line path that
-// gets the arguments as they came (no capture, nothing saved), so that the fast path keeps only the result
-// across its calls. PrevFor gets the proxy's own return address, as JP_PLT_PREV would. One template serves
+// site in the cache's first entry): a thread-pointer compare, the cached target called, then AfterLook.
+// Another thread (the main one known) tail-calls the cached target. Everything else leaves by a tail call
+// to an out-of-line path that gets the arguments as they came (no capture, nothing saved), so that the
+// fast path keeps only the result across its calls; that path looks at every entry of the cache before
+// it asks the engine (the other entries inline cost the fast paths an instruction, callgrind). PrevFor gets the proxy's own return address, as JP_PLT_PREV would. One template serves
 // epoll_wait (I 0) and epoll_pwait (I 1, its signal mask in Rest): the same body, each instantiation
 // compiled as a proxy of its own (its own return address).
 template <int I, typename... Rest>
 __attribute__((noinline)) int WaitSlow(const void* ra, int epfd, struct epoll_event* events, int max, int timeout,
                                        Rest... rest) {
   using Fn = int (*)(int, struct epoll_event*, int, int, Rest...);
-  if (!OnMainThread()) return reinterpret_cast<Fn>(PrevFor(I, ra))(epfd, events, max, timeout, rest...);
+  if (!OnMainThread()) {
+    void* prev = g_prev_cache[I].Find(ra);  // filled by the main thread only (g_prev_cache)
+    if (prev == nullptr) prev = PrevFor(I, ra);
+    return reinterpret_cast<Fn>(prev)(epfd, events, max, timeout, rest...);
+  }
   const int n = reinterpret_cast<Fn>(MainSlowBefore(I, ra, timeout))(epfd, events, max, timeout, rest...);
   MainSlowAfter(timeout, n);
   return n;
@@ -432,7 +437,7 @@ int ProxyWait(int epfd, struct epoll_event* events, int max, int timeout, Rest..
   const void* ra = __builtin_return_address(0);
   if (OnMainThreadFast()) {
     void* cached;
-    if (timeout == 0 && (cached = g_prev_cache[I].Find(ra)) != nullptr) {
+    if (timeout == 0 && (cached = g_prev_cache[I].FindFirst(ra)) != nullptr) {
       const auto prev = reinterpret_cast<Fn>(cached);
       const int n = prev(epfd, events, max, timeout, rest...);
       if (n == 0) {
@@ -444,8 +449,8 @@ int ProxyWait(int epfd, struct epoll_event* events, int max, int timeout, Rest..
     }
   } else if (g_main_tp.load(std::memory_order_relaxed) != 0) {
     // Not the main thread (which is known): straight through, to the cached target when its call site
-    // is one of the main thread's (every Looper's), else to the engine's (WaitSlow).
-    if (void* const cached = g_prev_cache[I].Find(ra)) {
+    // is the main thread's first one (every Looper's), else through WaitSlow.
+    if (void* const cached = g_prev_cache[I].FindFirst(ra)) {
       return reinterpret_cast<Fn>(cached)(epfd, events, max, timeout, rest...);
     }
   }

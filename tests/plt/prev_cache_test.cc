@@ -33,6 +33,9 @@ TEST(PrevCache, EachCallSiteTakesAnEntryUntilAllAreTaken) {
     for (int j = 1; j <= i; ++j) EXPECT_EQ(c.Find(Ra(j)), Target(j)) << "after " << i << " fills, site " << j;
     for (int j = i + 1; j <= kEntries + 1; ++j) EXPECT_EQ(c.Find(Ra(j)), nullptr) << "site " << j << " never filled";
   }
+  // The proxies' inline check looks at the first entry only.
+  EXPECT_EQ(c.FindFirst(Ra(1)), Target(1));
+  for (int j = 2; j <= kEntries; ++j) EXPECT_EQ(c.FindFirst(Ra(j)), nullptr) << "site " << j << " is not the first";
   // Full: one more call site is not cached (it asks the engine every time), the others keep theirs.
   c.Fill(c.generation(), Ra(kEntries + 1), Target(kEntries + 1));
   EXPECT_EQ(c.Find(Ra(kEntries + 1)), nullptr);
