@@ -79,7 +79,7 @@ bool FindMapping(uintptr_t addr, Mapping* out, std::string* why) {
   }
   char buf[4096 + 1];
   size_t have = 0;
-  bool found = false;
+  bool found = false, skipping = false;  // skipping: the rest of a line longer than the buffer
   for (;;) {
     const ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
     if (n < 0 && errno == EINTR) continue;
@@ -93,15 +93,25 @@ bool FindMapping(uintptr_t addr, Mapping* out, std::string* why) {
     while (char* nl = static_cast<char*>(memchr(buf + used, '\n', have - used))) {
       *nl = '\0';
       Mapping m;
-      if (ParseMapsLine(buf + used, &m) && m.start <= addr && addr < m.end) {
+      if (!skipping && ParseMapsLine(buf + used, &m) && m.start <= addr && addr < m.end) {
         *out = m;
         found = true;
         break;
       }
+      skipping = false;
       used = static_cast<size_t>(nl - buf) + 1;
     }
     if (found || n == 0) break;
-    if (used == 0 && have == sizeof buf - 1) {  // a line longer than the buffer: only a path can be; skip it
+    if (used == 0 && have == sizeof buf - 1) {
+      // A line longer than the buffer (only a path makes one): its head was parsed before, if ever; the
+      // rest is skipped up to its newline.
+      Mapping m;
+      if (!skipping && ParseMapsLine(buf, &m) && m.start <= addr && addr < m.end) {
+        *out = m;
+        found = true;
+        break;
+      }
+      skipping = true;
       have = 0;
       continue;
     }

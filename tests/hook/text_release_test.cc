@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -150,6 +151,44 @@ TEST_F(FileMapping, RefusesARangeWithoutAWholePage) {
   EXPECT_FALSE(r.released);
   EXPECT_NE(r.reason.find("no whole page"), std::string::npos) << r.reason;
   EXPECT_EQ(Presence(), (std::vector<bool>{true, true, true, true}));
+}
+
+// /proc/self/maps is read through a 4 KiB buffer: a mapping whose line is longer (a path near PATH_MAX)
+// must neither hide the mappings after it nor be misread.
+TEST_F(FileMapping, MappingsWithLinesLongerThanTheReadBufferAreReadRight) {
+  Map(PROT_READ | PROT_EXEC);
+  std::string dir = "/tmp/jp_text_release_long_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  std::vector<std::string> made;
+  std::string path = dir;
+  while (path.size() < 4096 - 300) {
+    path += "/" + std::string(200, 'd');
+    ASSERT_EQ(mkdir(path.c_str(), 0700), 0) << strerror(errno);
+    made.push_back(path);
+  }
+  path += "/" + std::string(4095 - path.size() - 1, 'f');  // 4095 characters: the longest path there is
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(2 * kPage)), 0);
+  // Mapped after the test file: a lower address, so its line comes first in /proc/self/maps.
+  void* p = mmap(nullptr, 2 * kPage, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+  close(fd);
+  ASSERT_NE(p, MAP_FAILED);
+  char* long_base = static_cast<char*>(p);
+  volatile char touch = long_base[0];
+  touch = long_base[kPage];
+  (void)touch;
+
+  const jp::hook::TextReleaseResult after_it = jp::hook::ReleaseFileText(page(0), page(4), page(0));
+  EXPECT_TRUE(after_it.released) << after_it.reason;
+  const jp::hook::TextReleaseResult in_it = jp::hook::ReleaseFileText(long_base, long_base + 2 * kPage, long_base);
+  EXPECT_TRUE(in_it.released) << in_it.reason;
+  EXPECT_FALSE(Present(long_base) || Present(long_base + kPage));
+
+  munmap(p, 2 * kPage);
+  unlink(path.c_str());
+  for (auto it = made.rbegin(); it != made.rend(); ++it) rmdir(it->c_str());
+  rmdir(dir.c_str());
 }
 
 TEST(TextRelease, RefusesAnonymousExecutableMemory) {
