@@ -54,8 +54,6 @@ void* ZeroedTrackerMemory(size_t size, size_t align) {
 }
 }  // namespace
 
-InputTracker::InputTracker() noexcept : pending_(PendingEvents::OnZeroedMemory{}) {}
-
 InputTracker& InputTracker::Get() {
   // Never destroyed: proxies left in another tool's chain and late watchdog callbacks may still look.
   static InputTracker* tracker = internal::g_tracker =

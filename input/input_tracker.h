@@ -29,6 +29,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -150,8 +152,10 @@ class InputTracker {
   uint64_t DrainFinished();
 
  private:
-  // Only Get() constructs it, on zeroed pages: see there.
-  InputTracker() noexcept;
+  // Only Get() constructs it, on zeroed pages (see there): the pending table is left as they are. Inline,
+  // so that it is part of Get(), whose place in the start-up text is fixed (lib/startup_order.ld): an
+  // out-of-line constructor landed in another 64 KiB text window, which start then faulted in.
+  InputTracker() noexcept : pending_(PendingEvents::OnZeroedMemory{}) {}
 
   // The hot paths are split so that what every event runs is dense code (input/hot_path.h) and makes no
   // call: the entries per layout (ReceivedAt / SentAt, kLayout the bound layout's index in kLayoutTable,
@@ -294,15 +298,26 @@ class InputTracker {
   // an app whose input never lags keeps none of their 10 KiB (128 slots, most of which never lag).
   class SlotStacks {
    public:
-    hook::StackSample& operator[](size_t index) {
-      if (stacks_.empty()) stacks_.resize(PendingEvents::kSlots);
-      return stacks_[index];
+    // Always inline: it is part of the watchdog's lag path (ScanPending, ReportFinished), whose functions
+    // are placed together in the text (lib/startup_order.ld); an out-of-line copy sat elsewhere.
+    // Without memory every slot is one spare that says so (a report then carries that stack_error).
+    __attribute__((always_inline)) hook::StackSample& operator[](size_t index) {
+      if (!stacks_) stacks_.reset(new (std::nothrow) hook::StackSample[PendingEvents::kSlots]);
+      if (stacks_) return stacks_[index];
+      spare_ = hook::StackSample{};
+      spare_.error = "no memory";  // short: no allocation
+      return spare_;
     }
-    bool allocated() const noexcept { return !stacks_.empty(); }
-    void Release() { std::vector<hook::StackSample>().swap(stacks_); }
+    bool allocated() const noexcept { return stacks_ != nullptr; }
+    // Stop: frees them if a lag allocated them. Inline test first: with none allocated, stopping calls
+    // nothing outside Disable (an out-of-line reset() would fault in its text window at every stop).
+    __attribute__((always_inline)) void Release() noexcept {
+      if (stacks_) stacks_.reset();
+    }
 
    private:
-    std::vector<hook::StackSample> stacks_;
+    std::unique_ptr<hook::StackSample[]> stacks_;
+    hook::StackSample spare_;
   };
   SlotStacks stacks_;
 

@@ -656,6 +656,45 @@ TEST_F(InputMonitorTest, StuckEventCapturesTheStackWhileStuckAndReportsOnce) {
   jpfx_channel_close(ch);
 }
 
+// The tracker's per-slot stacks are allocated by the first lag, freed when input stops, and allocated
+// again by a lag after the restart: each run's stuck event gets a stack, captured (one capture per run)
+// while it was stuck.
+TEST_F(InputMonitorTest, StuckEventsInTwoRunsEachGetTheirOwnStack) {
+  for (int run = 0; run < 2; ++run) {
+    SCOPED_TRACE(run);
+    ASSERT_EQ(h.Start(/*lag_ms=*/40, /*anr_ms=*/5000, 34), JANKPROBE_OK) << jankprobe_last_error();
+    jpfx_channel* ch = jpfx_channel_open(34, JPFX_IO_BIONIC);
+    ASSERT_NE(ch, nullptr);
+    const uint32_t seq = static_cast<uint32_t>(run + 1);
+    ASSERT_EQ(jpfx_publish_motion(ch, seq, 1, static_cast<int64_t>(hook::MonotonicNs()), 1), 0);
+    jpfx_event ev{};
+    Seen stuck{};
+    ASSERT_TRUE(ConsumeOne(ch, &ev, &stuck.before_recv, &stuck.after_recv));
+    stuck.fd = jpfx_app_fd(ch);
+    stuck.seq = seq;
+    stuck.consume_time = ev.consume_time;
+    stuck.scripted_handle_ns = 120 * static_cast<int64_t>(hook::kNsPerMs);
+    SleepUntil(stuck.after_recv + static_cast<uint64_t>(stuck.scripted_handle_ns));
+    FinishBracketed(ch, &stuck);
+    const auto reports = h.Reports("touch_lag", static_cast<size_t>(run + 1), 3000);
+    ASSERT_EQ(reports.size(), static_cast<size_t>(run + 1));
+    const auto& r = reports[static_cast<size_t>(run)];
+    EXPECT_EQ(r["event_seq"].GetUint(), seq);
+    EXPECT_TRUE(r["stack_captured_while_stuck"].GetBool());
+    ASSERT_TRUE(r.HasMember("stack"));
+    EXPECT_EQ(r["stack"].Size(), 2u);
+    {
+      std::lock_guard<std::mutex> lock(h.mu);
+      // One capture per run, this run's taken while its event was stuck.
+      ASSERT_EQ(h.capture_times.size(), static_cast<size_t>(run + 1));
+      EXPECT_GE(h.capture_times.back() + kClockBoundNs, stuck.before_recv + 40 * hook::kNsPerMs);
+      EXPECT_LT(h.capture_times.back(), stuck.before_finish);
+    }
+    jpfx_channel_close(ch);
+    h.Stop();
+  }
+}
+
 TEST_F(InputMonitorTest, StillUnfinishedAtAnrMsGivesAnInputAnrRightAway) {
   ASSERT_EQ(h.Start(/*lag_ms=*/30, /*anr_ms=*/250, 33), JANKPROBE_OK) << jankprobe_last_error();
   jpfx_channel* ch = jpfx_channel_open(33, JPFX_IO_BIONIC);
