@@ -5,15 +5,15 @@
 // call before the original one makes a proxy keep all its arguments in saved registers across it. The
 // engine's answer for one return address does not change while the hook stays installed (it is what the
 // calling module's slot held before us), so the answers for the first call sites that ask after an
-// install are kept, one entry {return address, target} each: the proxy's fast path is Find (for the first
-// entry a load, a compare and a load) and the rest goes through Lookup. Several entries, because a module
-// can call one function from more than one place: libinput.so's channel sends from the publisher and from
-// the consumer's FINISHED once its Send() is inlined into each (a process that runs both, like the demo,
-// or a build with more callers), and a miss costs the engine's lookup on every call. kEntries call sites
-// per proxy; a call site beyond them asks the engine every time (Fill then only reads: no locked
+// install are kept, one entry {return address, target} each: the proxy's fast path is FindFirst (the
+// first entry: a load, a compare and a load), its out-of-line half Get (every entry, then Lookup). Several
+// entries, because a module can call one function from more than one place: a libinput.so whose Send() is
+// inlined into the publisher and the consumer's FINISHED sends from two (the demo's fixture keeps Send()
+// out of line: one), and a call site that misses pays the engine's lookup on every call. kEntries call
+// sites per proxy; a call site beyond them asks the engine every time (Fill then only reads: no locked
 // instruction on a full cache).
 //
-// The rules (any number of threads; nothing on the fast path but Find's loads):
+// The rules (any number of threads; nothing on the fast path but FindFirst's / Find's loads):
 // - Clear() runs before an install writes any slot, so that a call through a new slot misses and asks
 //   the engine: the ordering JP_PLT_PREV relies on (the engine records a slot's previous target before it
 //   writes the slot; while the handle is not published, prev_var holds it and nothing is cached). And
@@ -54,9 +54,10 @@ class PrevCache {
   // socket function from a handful of inlined places.
   static constexpr int kEntries = 4;
 
-  // Hot path: the target for a call whose return address is `ra`, or null when no entry holds it (a
-  // return address is never null or Claiming(), so an empty or claimed entry never matches). Entries in
-  // fill order: the first call site to ask after an install costs what a one-entry cache did.
+  // The target for a call whose return address is `ra`, or null when no entry holds it (a return address
+  // is never null or Claiming(), so an empty or claimed entry never matches). Entries in fill order: the
+  // first call site to ask after an install is found first. For the proxies' out-of-line halves (Get);
+  // their inline paths use FindFirst.
   void* Find(const void* ra) const noexcept {
     if (void* const first = FindFirst(ra)) return first;
     // The others unrolled: each a load, a compare and a branch (a loop over the array cost two
