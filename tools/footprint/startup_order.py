@@ -23,7 +23,7 @@ watchdog's checks, reports, export, status; from the JVM traces split at the tex
 configure end with, the host's "use" phase, the untraceable hot entries, and the release with its callers),
 then, from the next 64 KiB boundary and ending on one, what only load, start, configure and stop run
 (.text.jp_start_only, marked by jp_start_only_text_begin/end): hook/text_release.cc drops its pages after
-start and after each configure, and fault-around from steady or rare code never maps them back.
+start, each configure and stop, and fault-around from steady or rare code never maps them back.
 
 Usage: startup_order.py BUILD_DIR [OUT] (BUILD_DIR has tools/jankprobe-footprint, tools/jankprobe-demo and
 lib/libjankprobe.so)."""
@@ -73,7 +73,7 @@ def executed_functions(footprint, so, scenario, touches, until):
 def library_functions(so):
     out = subprocess.run(["nm", "--defined-only", so], check=True, capture_output=True, text=True).stdout
     return {parts[2] for parts in (line.split() for line in out.splitlines())
-            if len(parts) == 3 and parts[1] in "tTwW"}
+            if len(parts) == 3 and parts[1] in "tTwW" and not parts[2].startswith("jp_start_only_text_")}
 
 
 
@@ -133,7 +133,7 @@ def main():
     by_addr, addr_of = {}, {}
     for line in subprocess.run(["nm", "--defined-only", so], check=True, capture_output=True, text=True).stdout.splitlines():
         parts = line.split()
-        if len(parts) == 3 and parts[1] in "tTwW":
+        if len(parts) == 3 and parts[1] in "tTwW" and not parts[2].startswith("jp_start_only_text_"):
             by_addr.setdefault(parts[0], []).append(parts[2])
             addr_of[parts[2]] = parts[0]
 
@@ -198,7 +198,7 @@ def main():
                 "   Two sections: .text.jp_steady, the %d that run after start is over (hot paths, watchdog,\n"
                 "   reports, export, status), then, on 64 KiB windows of their own, .text.jp_start_only, the %d\n"
                 "   that only load, start, configure and stop run: hook/text_release.cc gives their pages back\n"
-                "   after start and after each configure (jp_start_only_text_begin/end), and no fault in steady\n"
+                "   after start, each configure and stop (jp_start_only_text_begin/end), and no fault in steady\n"
                 "   or rare code maps them back through fault-around. Regenerate after large changes to these\n"
                 "   paths; names that no longer exist are ignored by the linker. */\n"
                 % (len(functions), steady_count, len(functions) - steady_count))

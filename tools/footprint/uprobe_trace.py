@@ -13,8 +13,9 @@ ext4 (ext4_check_map_extents_env, reading the library's page for the breakpoint)
 
 Which functions run once start is over: trace() can split each run at the library's own text release
 (`split`, the function jankprobe_start, _configure and _stop call when they are done): a function
-entered after it, by any thread, is "after start", except on a thread inside a start or configure call
-(`control`, entered before their release) and except between a stop's entry (`stop`) and its release.
+entered after it, or after a start began on another thread than the one starting (a thread that start
+launches runs on across the release), is "after start"; except on a thread inside a start or configure
+call (`control`, until its release), and between a stop's entry (`stop`) and its release.
 startup_order.py lays those out apart from the start-only code, whose pages the release gives back.
 
 Usage: uprobe_trace.py LIBRARY -- COMMAND...   prints the mangled names that ran, in first-hit order.
@@ -25,6 +26,8 @@ import subprocess
 import sys
 
 TRACEFS = "/sys/kernel/tracing"
+# Symbols lib/startup_order.ld defines in the text (range marks, not functions).
+LINKER_MARKS = ("jp_start_only_text_",)
 GROUP = "jp_order"
 
 
@@ -38,7 +41,7 @@ def text_symbols(so):
     out, seen = [], set()
     for line in subprocess.run(["nm", "--defined-only", so], check=True, capture_output=True, text=True).stdout.splitlines():
         parts = line.split()
-        if len(parts) != 3 or parts[1] not in "tTwW":
+        if len(parts) != 3 or parts[1] not in "tTwW" or parts[2].startswith(LINKER_MARKS):
             continue
         addr = int(parts[0], 16)
         for vaddr, offset, size in loads:
@@ -99,7 +102,11 @@ def classify(text, symbols, split=None, control=(), stop=()):
             running = False  # the teardown, on every thread, until its release
             in_control.add(tid)
         elif name in control:
+            # From a start on, every other thread of ours runs steady-state code, also before the release:
+            # a thread started by start (the watchdog) sits in its loop across the release, and its loop
+            # function, entered once, would fault its window back at the next iteration.
             in_control.add(tid)
+            running = True
         if running and tid not in in_control:
             run.after.add(name)
     return run
