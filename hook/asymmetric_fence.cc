@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <string>
 
 #include "hook/android_api.h"
 
@@ -16,20 +17,15 @@ namespace {
 // allowlist, and membarrier entered bionic's app allowlist only with Android 10 (API 29): on 8.x it is
 // not there at all (libc/SECCOMP_WHITELIST.TXT of O). Probing it there would be the crash we must never
 // cause, so older releases never make the call and use full fences.
-bool MembarrierAllowed(std::string* why) {
+// The device's API level when it is below 29 (membarrier outside the allowlist), else -1.
+int ApiTooOldForMembarrier() {
 #if defined(__ANDROID__)
   // The device's own level (ro.build.version.sdk), not the config's layout override: the filter is the
   // device's. Unknown (0) counts as too old.
   const int api = ResolveAndroidApi(0).level;
-  if (api < 29) {
-    *why = "membarrier not used below Android 10 (API " + std::to_string(api) +
-           "): outside the app seccomp allowlist; using full fences";
-    return false;
-  }
-#else
-  (void)why;
+  if (api < 29) return api;
 #endif
-  return true;
+  return -1;
 }
 
 long Membarrier(int cmd) {
@@ -47,15 +43,18 @@ long Membarrier(int cmd) {
 bool AsymmetricFence::Init(std::string* why) {
   if (expedited_.load(std::memory_order_acquire)) return true;
   if (!tried_.exchange(true)) {
-    std::string not_allowed;
-    const long cmds = MembarrierAllowed(&not_allowed) ? Membarrier(MEMBARRIER_CMD_QUERY) : -2;
+    const int api = ApiTooOldForMembarrier();
+    const long cmds = api < 0 ? Membarrier(MEMBARRIER_CMD_QUERY) : -2;
     if (cmds == -2) {
-      failure_ = not_allowed;
+      failure_api_ = api;
+      failure_ = "membarrier not used below Android 10: outside the app seccomp allowlist";
     } else if (cmds < 0 || (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) {
-      failure_ = std::string("membarrier private expedited unavailable: ") +
-                 (cmds < 0 ? std::strerror(errno) : "not supported by this kernel") + "; using full fences";
+      failure_errno_ = cmds < 0 ? errno : 0;
+      failure_ = cmds < 0 ? "membarrier private expedited unavailable" :
+                            "membarrier private expedited unavailable: not supported by this kernel";
     } else if (Membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0) {
-      failure_ = std::string("membarrier registration refused: ") + std::strerror(errno) + "; using full fences";
+      failure_errno_ = errno;
+      failure_ = "membarrier registration refused";
     } else {
       // The hot side may drop its fence only once the rare side is sure to use membarrier: published
       // here, and a hot path that still reads false just pays a fence it did not need.
@@ -63,7 +62,16 @@ bool AsymmetricFence::Init(std::string* why) {
       return true;
     }
   }
-  if (why) *why = failure_.empty() ? "membarrier failed after registration; using full fences" : failure_;
+  if (why) {
+    if (failure_ == nullptr) {
+      *why = "membarrier failed after registration; using full fences";
+    } else {
+      *why = failure_;
+      if (failure_api_ >= 0) *why += " (API " + std::to_string(failure_api_) + ")";
+      if (failure_errno_ != 0) *why += std::string(": ") + std::strerror(failure_errno_);
+      *why += "; using full fences";
+    }
+  }
   return false;
 }
 

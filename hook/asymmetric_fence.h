@@ -38,10 +38,18 @@ class AsymmetricFence {
 
   bool expedited() const noexcept { return expedited_.load(std::memory_order_relaxed); }
 
+  constexpr AsymmetricFence() = default;
+
  private:
+  // Small and constant-initialised (no std::string): an owner can keep its fence in the cache line of the
+  // words it orders (InFlightGate's owner line), so the hot side's mode test is no miss of its own.
   std::atomic<bool> expedited_{false};
   std::atomic<bool> tried_{false};
-  std::string failure_;  // why Init failed (control path only)
+  // Why Init failed (control path only): the reason's fixed text, the errno beside it (0: none) and, for
+  // the Android release check, the API level. The message is built when asked for.
+  int failure_errno_ = 0;
+  int failure_api_ = -1;
+  const char* failure_ = nullptr;
 };
 
 }  // namespace jp::hook

@@ -9,6 +9,12 @@
 // (a second Looper with its own channel, the watchdog's callbacks) counts itself in with a seq_cst
 // fetch_add, as before. The owner flag also tells the pending table and the counters that the caller may
 // write its private parts without atomic read-modify-writes.
+//
+// Layout: the owner's side is one cache line (owner_depth_, the fence pointer, and, for a gate built
+// without an outside fence, the fence itself and the gate's own `enabled` flag; two words for the
+// caller's own per-event state), so that an owner entering
+// after a wait (cold caches: the app's main thread wakes hundreds of times a second) misses once, not three
+// times (depth, then the pointer's line, then the fence's flag through it: a dependent second miss).
 #ifndef JANKPROBE_HOOK_IN_FLIGHT_GATE_H_
 #define JANKPROBE_HOOK_IN_FLIGHT_GATE_H_
 
@@ -30,7 +36,26 @@ class InFlightGate {
     bool exclusive() const noexcept { return owner && !nested; }
   };
 
+  // Ordered by an outside fence (one the caller also uses for pairs of its own).
   explicit InFlightGate(AsymmetricFence* fence) : fence_(fence) {}
+  // Ordered by the gate's own fence, in the owner's line (fence() to Init it). Constant-initialised.
+  constexpr InFlightGate() : fence_(&own_fence_) {}
+  InFlightGate(const InFlightGate&) = delete;
+  InFlightGate& operator=(const InFlightGate&) = delete;
+
+  AsymmetricFence& fence() noexcept { return *fence_; }
+
+  // Words the owner's caller may keep its own per-event state in, in the owner's line: a caller that
+  // reads its state right after entering then misses once, not once more for a line of its own (a line
+  // next to this one was not reliably brought in with it: perf annotate, the poll source). The gate never
+  // touches them; what they mean, who writes them and in which order is the caller's.
+  static constexpr int kOwnerWords = 2;
+  std::atomic<uint64_t>& owner_word(int i) noexcept { return owner_words_[i]; }
+
+  // The gate's own `enabled` flag, in the owner's line: for a caller whose flag has no other reader on the
+  // hot path (EnterOwner() without an argument reads it). Control path: Close(), then Drain().
+  void Open() noexcept { own_enabled_.store(true, std::memory_order_release); }
+  void Close() noexcept { own_enabled_.store(false, std::memory_order_seq_cst); }
 
   // Control path: proposes the owner (the app's main thread) if none is set yet.
   void ProposeOwner(uint32_t tid) noexcept;
@@ -63,6 +88,8 @@ class InFlightGate {
   // else enters as EnterOwner does and returns 1 when `enabled` was true, 0 when not. LeaveOwner must
   // follow 0 and 1. A handler that comes between the load and the store has left (depth back to 0) before
   // the store.
+  // EnterOwner on the gate's own flag (Open/Close): the depth, the fence and the flag in one line.
+  bool EnterOwner() noexcept { return EnterOwner(own_enabled_); }
   int EnterOwnerOutermost(const std::atomic<bool>& enabled) noexcept {
     if (owner_depth_.load(std::memory_order_relaxed) != 0) return -1;
     owner_depth_.store(1, std::memory_order_relaxed);
@@ -90,11 +117,18 @@ class InFlightGate {
   void Drain() noexcept;
 
  private:
-  AsymmetricFence* fence_;
+  // Read by every thread's Enter; written once.
   std::atomic<uint32_t> owner_tid_{0};
-  alignas(64) std::atomic<uint32_t> owner_depth_{0};  // written by the owner only
+  // Other threads' count: its own line, so that their locked adds never take the owner's line away.
   alignas(64) std::atomic<int64_t> shared_{0};
+  // The owner's line, last: a user may put its own per-event words in the line right after it.
+  alignas(64) std::atomic<uint32_t> owner_depth_{0};  // written by the owner only
+  std::atomic<bool> own_enabled_{false};
+  AsymmetricFence* fence_;
+  AsymmetricFence own_fence_;  // unused when an outside fence was given
+  std::atomic<uint64_t> owner_words_[kOwnerWords] = {};
 };
+static_assert(sizeof(InFlightGate) == 3 * 64, "the owner's words, fence and flag fit in the owner's line");
 
 }  // namespace jp::hook
 

@@ -45,6 +45,7 @@
 #include <time.h>
 
 #include <atomic>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -77,37 +78,56 @@ jp_plt_hook* g_hook[kHookCount];
 
 std::atomic<uintptr_t> g_main_thread{0};  // pthread_self() of the looper's thread; 0 = not known
 std::atomic<uint32_t> g_resolve_tid{0};     // while the pthread is not known: the main thread's kernel tid
-// Lets StopPollSource wait until the main thread is out of the timing, with no locked instruction on the
-// main thread: the gate's owner side (a depth word only the main thread writes, and the fence's light half
-// between it and the poll_active load; membarrier on the stopping side, full fences where membarrier is
-// not available), entered through EnterOwner: only the thread OnMainThread admitted gets that far.
-hook::AsymmetricFence g_fence;
-hook::InFlightGate g_gate{&g_fence};
 // Resolve mode only: whether this thread was found to be another one (one gettid per thread, ever).
 thread_local bool t_not_main = false;
 
-// Main-thread-only state: touched by the thread equal to g_main_thread inside the mark while the source is
-// active, and by StopPollSource once it drained the mark.
-struct MainSide {
-  uint64_t start_ns = 0;  // the gap in progress (0: none); PollRunning() holds the same
-  // The ring has room below this head: the tail last read + kPollRing (the tail only grows, so an old
-  // value is only ever too small: the tail is read again when the head reaches it).
+// Everything of this file the main thread touches per gap, packed: it wakes from epoll hundreds of times a
+// second with cold caches, and every distinct line its first instructions touch is a miss (in situ, perf
+// annotate of MainSlowAfter, the gap start after a wait: the misses on the gate's depth, on the flag it
+// pointed to and on the fence were nearly all its cost; with the per-gap words in the next line, that line
+// missed again). So: the gate's owner line holds its depth, its own fence, its own `enabled` flag (no
+// pointer chase) and, in its owner words, the gap's start and the armed flag (all a wake's gap start reads
+// of this file); the line after it the words the proxies and a gap's end read (the main thread's pointer,
+// the ring's room, the slow threshold); then the previous-target caches (their first entries are what the
+// proxies read); all inside one 512-byte block (one page). The watchdog writes here rarely (armed: once per
+// sampling deadline; the gate's shared count: never for this gate).
+struct alignas(512) PollHot {
+  // Lets StopPollSource wait until the main thread is out of the timing, with no locked instruction on the
+  // main thread: the gate's owner side (a depth word only the main thread writes, and the fence's light
+  // half between it and the gate's own flag, which mirrors poll_active for the main thread; membarrier on
+  // the stopping side, full fences where membarrier is not available), entered through EnterOwner: only
+  // the thread OnMainThread admitted gets that far. Its owner words: GapStart() and Armed() below.
+  hook::InFlightGate gate;
+  // The looper thread's thread pointer, learnt by its first call through a proxy (0: not yet). Comparing
+  // the thread pointer register is one instruction; pthread_self() is a call into libc on every epoll wait
+  // of every thread of the library.
+  std::atomic<uintptr_t> main_tp{0};
+  // Main thread only (inside the mark while the source is active; StopPollSource once it drained the
+  // mark): the ring has room below this head: the tail last read + kPollRing (the tail only grows, so an
+  // old value is only ever too small: the tail is read again when the head reaches it).
   uint64_t ring_end = 0;
+  // A gap at least this long takes EndGapSlow: g.poll_slow_ns's copy for the main thread (both written by
+  // RefreshPollSlowThreshold; the status and tests read g's).
+  std::atomic<uint64_t> slow_ns{0};
+  // The previous target per proxy, cached for the first call sites (return addresses) the main thread asks
+  // from after StartPollSource (plt/prev_cache.h: what it saves, and its rules with the install). It does
+  // not depend on the thread: every Looper in the library waits from the same call site, so other threads
+  // use the main thread's entry too (Find: acquire, the target stored before the address). Only the main
+  // thread fills it (MainSlowBefore), so that other threads' call sites never take the entries the main
+  // thread's need; another thread whose call site is not cached asks the engine (PrevFor).
+  alignas(64) plt::PrevCache prev_cache[kHookCount];
 };
-MainSide g_main;
+PollHot g_hot;
+static_assert(offsetof(PollHot, main_tp) % 64 == 0 && offsetof(PollHot, slow_ns) < offsetof(PollHot, main_tp) + 64,
+              "the proxies' and a gap end's words share the line after the gate's owner line");
+static_assert(sizeof(PollHot) <= 512, "one block: one page");
 
-// The previous target per proxy, cached for the first call sites (return addresses) the main thread asks
-// from after StartPollSource (plt/prev_cache.h: what it saves, and its rules with the install). It does
-// not depend on the thread: every Looper in the library waits from the same call site, so other threads
-// use the main thread's entry too (Find: acquire, the target stored before the address). Only the main
-// thread fills it (MainSlowBefore), so that other threads' call sites never take the entries the main
-// thread's need; another thread whose call site is not cached asks the engine (PrevFor).
-plt::PrevCache g_prev_cache[kHookCount];
-
-// The looper thread's thread pointer, learnt by its first call through a proxy (0: not yet). Comparing the
-// thread pointer register is one instruction; pthread_self() is a call into libc on every epoll wait of
-// every thread of the library.
-std::atomic<uintptr_t> g_main_tp{0};
+// The gap in progress (0: none; PollRunning() holds the same): the main thread's, inside the mark while
+// the source is active, and StopPollSource's once it drained the mark. An owner word: relaxed loads and
+// stores, plain ones in the code.
+inline std::atomic<uint64_t>& GapStart() { return g_hot.gate.owner_word(0); }
+// A check or sample deadline is outstanding (0 or 1; the main thread arms the first, the watchdog the rest).
+inline std::atomic<uint64_t>& Armed() { return g_hot.gate.owner_word(1); }
 
 // The cheap check every proxy call makes first. Only when the source was started off the main thread
 // (a remote flag switched it) is the main pthread learnt here, by its kernel tid, once per thread.
@@ -128,19 +148,19 @@ __attribute__((noinline)) bool OnMainThreadSlow(uintptr_t tp) {
   } else if (self != main) {
     return false;
   }
-  g_main_tp.store(tp, std::memory_order_relaxed);
+  g_hot.main_tp.store(tp, std::memory_order_relaxed);
   return true;
 }
 
 // The known main thread (false also while it is not known yet: OnMainThread then learns it).
 inline bool OnMainThreadFast() {
   // The thread pointer is never 0, so an unknown main thread (0) never compares equal.
-  return reinterpret_cast<uintptr_t>(__builtin_thread_pointer()) == g_main_tp.load(std::memory_order_relaxed);
+  return reinterpret_cast<uintptr_t>(__builtin_thread_pointer()) == g_hot.main_tp.load(std::memory_order_relaxed);
 }
 
 inline bool OnMainThread() {
   const uintptr_t tp = reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
-  const uintptr_t main_tp = g_main_tp.load(std::memory_order_relaxed);
+  const uintptr_t main_tp = g_hot.main_tp.load(std::memory_order_relaxed);
   if (main_tp != 0) return tp == main_tp;
   return OnMainThreadSlow(tp);
 }
@@ -157,14 +177,15 @@ void OnPollSample(const hook::DeadlineFired& fired, void*);
 void OnPollCheck(const hook::DeadlineFired& fired, void*);
 void OnPollResume(const hook::DeadlineFired& fired, void*);
 
-// The main thread inside the timing (not in epoll_wait): it marks itself in, then checks poll_active;
-// StopPollSource clears poll_active, then drains the gate. Only the thread OnMainThread admitted gets here
-// (every other thread returns from the proxy before), so it enters as the gate's owner without the owner
-// lookup. A nested entry (a signal handler that polls) restores the depth before the outer one goes on.
+// The main thread inside the timing (not in epoll_wait): it marks itself in, then checks the gate's flag
+// (poll_active's copy in its line); StopPollSource clears both, then drains the gate. Only the thread
+// OnMainThread admitted gets here (every other thread returns from the proxy before), so it enters as the
+// gate's owner without the owner lookup. A nested entry (a signal handler that polls) restores the depth
+// before the outer one goes on.
 class PollInside {
  public:
-  PollInside() : open_(g_gate.EnterOwner(g.poll_active)) {}
-  ~PollInside() { g_gate.LeaveOwner(); }
+  PollInside() : open_(g_hot.gate.EnterOwner()) {}
+  ~PollInside() { g_hot.gate.LeaveOwner(); }
   // The source is active: the timing's state may be touched.
   bool open() const { return open_; }
 
@@ -267,8 +288,8 @@ class GapRecorder {
 // The rare part of a gap's end: out of line, so that the fast path stays small.
 __attribute__((noinline, cold)) void EndGapSlow(uint64_t start, uint64_t wall, uint64_t t1, uint64_t head) {
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
-  g_main.ring_end = g.ring_tail.load(std::memory_order_acquire) + kPollRing;
-  if (head < g_main.ring_end) {
+  g_hot.ring_end = g.ring_tail.load(std::memory_order_acquire) + kPollRing;
+  if (head < g_hot.ring_end) {
     const size_t i = head % kPollRing;
     uint64_t wall_word = wall;
     // Only gaps the sampler may have seen read the CPU clock (a sampled gap ran past sample_after_ms).
@@ -297,13 +318,13 @@ __attribute__((noinline, cold)) void EndGapSlow(uint64_t start, uint64_t wall, u
   }
 }
 
-// The gap started at g_main.start_ns ends at t1 (inside the mark, the source active).
+// The gap started at GapStart() ends at t1 (inside the mark, the source active).
 inline void EndGap(uint64_t t1) {
-  const uint64_t start = g_main.start_ns;
+  const uint64_t start = GapStart().load(std::memory_order_relaxed);
   if (start == 0) return;  // no gap: the first look after the source started
   const uint64_t wall = t1 - start;
   const uint64_t head = g.ring_head.load(std::memory_order_relaxed);  // single writer: this thread
-  if (__builtin_expect(head < g_main.ring_end && wall < g.poll_slow_ns.load(std::memory_order_relaxed), 1)) {
+  if (__builtin_expect(head < g_hot.ring_end && wall < g_hot.slow_ns.load(std::memory_order_relaxed), 1)) {
     // The drain reads a slot only below the head (release below), and this thread writes a slot only
     // once the tail (acquire, in EndGapSlow) has passed it.
     PollGap& slot = g.ring[head % kPollRing];
@@ -318,8 +339,8 @@ inline void EndGap(uint64_t t1) {
 // The first gap after a wait arms the sampling check; later ones find it armed (one relaxed load).
 // The gap's start is read here, not passed: the fast path then keeps no copy of it for the call.
 __attribute__((noinline)) void ArmCheck() {
-  const uint64_t t0 = g_main.start_ns;
-  if (g.poll_armed.exchange(true, std::memory_order_acq_rel)) return;
+  const uint64_t t0 = GapStart().load(std::memory_order_relaxed);
+  if (Armed().exchange(true, std::memory_order_acq_rel)) return;
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (ctx && ctx->watchdog) {
     ctx->watchdog->Arm(kPollCheckTag, t0 + g.sample_after_ns.load(std::memory_order_relaxed), OnPollCheck, nullptr);
@@ -338,9 +359,9 @@ inline uint64_t GapStartWord(uint64_t t0, bool idle_start) {
 // (no other word is read through it); the race with ContinueChecks that no fence orders is the one
 // described at the top. The wrapper of the idle handlers reads the same word on this thread.
 inline void StartGap(uint64_t start) {
-  g_main.start_ns = start;
+  GapStart().store(start, std::memory_order_relaxed);
   PollRunning().store(start, std::memory_order_relaxed);
-  if (!g.poll_armed.load(std::memory_order_relaxed)) ArmCheck();
+  if (!Armed().load(std::memory_order_relaxed)) ArmCheck();
 }
 
 // The target for a call from return_address: the engine's lookup (JP_PLT_PREV's answer), not cached.
@@ -361,7 +382,7 @@ __attribute__((noinline)) void* PrevFor(int i, const void* return_address) {
 template <bool kIdleStart>
 __attribute__((noinline)) void AfterLook() {
   // PollInside written out: the compiler kept the object's flag in a stack slot.
-  if (g_gate.EnterOwner(g.poll_active)) {
+  if (g_hot.gate.EnterOwner()) {
     // The finished gap ends where the new one starts, to the nanosecond (the drain merges runs by that).
     const uint64_t t = GapStartWord(GapClockNs(), kIdleStart);
     EndGap(t);
@@ -369,14 +390,14 @@ __attribute__((noinline)) void AfterLook() {
   } else {
     PollRunning().store(0, std::memory_order_relaxed);
   }
-  g_gate.LeaveOwner();
+  g_hot.gate.LeaveOwner();
 }
 
 // A call that may block: the gap ends before it, and the thread says it waits (PollRunning() 0: the
 // sampler leaves a waiting thread alone); the next gap starts when it returns.
 void BeforeBlock() {
-  if (g_main.start_ns != 0) EndGap(GapClockNs());
-  g_main.start_ns = 0;
+  if (GapStart().load(std::memory_order_relaxed) != 0) EndGap(GapClockNs());
+  GapStart().store(0, std::memory_order_relaxed);
   PollRunning().store(0, std::memory_order_relaxed);
 }
 void AfterBlock() {
@@ -392,7 +413,7 @@ void AfterBlock() {
 // Returns the target to call; MainSlowAfter follows the call. A blocking wait (every idle period of the
 // thread) is the common case here and its call site is cached: the engine is asked only on a miss.
 __attribute__((noinline)) void* MainSlowBefore(int i, const void* return_address, int timeout) {
-  void* const prev = g_prev_cache[i].Get(&g_hook[i], &g_prev[i], return_address);
+  void* const prev = g_hot.prev_cache[i].Get(&g_hook[i], &g_prev[i], return_address);
   PollInside inside;
   if (inside.open() && timeout != 0) BeforeBlock();
   return prev;
@@ -422,7 +443,7 @@ __attribute__((noinline)) int WaitSlow(const void* ra, int epfd, struct epoll_ev
                                        Rest... rest) {
   using Fn = int (*)(int, struct epoll_event*, int, int, Rest...);
   if (!OnMainThread()) {
-    void* prev = g_prev_cache[I].Find(ra);  // filled by the main thread only (g_prev_cache)
+    void* prev = g_hot.prev_cache[I].Find(ra);  // filled by the main thread only (g_hot.prev_cache)
     if (prev == nullptr) prev = PrevFor(I, ra);
     return reinterpret_cast<Fn>(prev)(epfd, events, max, timeout, rest...);
   }
@@ -437,7 +458,7 @@ int ProxyWait(int epfd, struct epoll_event* events, int max, int timeout, Rest..
   const void* ra = __builtin_return_address(0);
   if (OnMainThreadFast()) {
     void* cached;
-    if (timeout == 0 && (cached = g_prev_cache[I].FindFirst(ra)) != nullptr) {
+    if (timeout == 0 && (cached = g_hot.prev_cache[I].FindFirst(ra)) != nullptr) {
       const auto prev = reinterpret_cast<Fn>(cached);
       const int n = prev(epfd, events, max, timeout, rest...);
       if (n == 0) {
@@ -447,10 +468,10 @@ int ProxyWait(int epfd, struct epoll_event* events, int max, int timeout, Rest..
       }
       return n;
     }
-  } else if (g_main_tp.load(std::memory_order_relaxed) != 0) {
+  } else if (g_hot.main_tp.load(std::memory_order_relaxed) != 0) {
     // Not the main thread (which is known): straight through, to the cached target when its call site
     // is the main thread's first one (every Looper's), else through WaitSlow.
-    if (void* const cached = g_prev_cache[I].FindFirst(ra)) {
+    if (void* const cached = g_hot.prev_cache[I].FindFirst(ra)) {
       return reinterpret_cast<Fn>(cached)(epfd, events, max, timeout, rest...);
     }
   }
@@ -467,15 +488,15 @@ void* const kProxies[kHookCount] = {reinterpret_cast<void*>(&ProxyWait<0>),
 // when the main thread waits, nowhere until the next gap arms it.
 void ContinueChecks(const hook::PluginContext* ctx) {
   if (!ctx->watchdog || !g.poll_active.load(std::memory_order_acquire)) {
-    g.poll_armed.store(false, std::memory_order_seq_cst);
+    Armed().store(false, std::memory_order_seq_cst);
     return;
   }
   for (;;) {
     const uint64_t start = PollRunning().load(std::memory_order_seq_cst);
     if (start == 0) {
-      g.poll_armed.store(false, std::memory_order_seq_cst);
+      Armed().store(false, std::memory_order_seq_cst);
       if (PollRunning().load(std::memory_order_seq_cst) == 0) return;
-      if (g.poll_armed.exchange(true, std::memory_order_acq_rel)) return;  // the main thread armed it meanwhile
+      if (Armed().exchange(true, std::memory_order_acq_rel)) return;  // the main thread armed it meanwhile
       continue;
     }
     const uint64_t due = start + g.sample_after_ns.load(std::memory_order_relaxed);
@@ -493,7 +514,7 @@ void OnPollCheck(const hook::DeadlineFired&, void*) {
   Inside guard;
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (!guard.active() || !ctx) {
-    g.poll_armed.store(false, std::memory_order_seq_cst);
+    Armed().store(false, std::memory_order_seq_cst);
     return;
   }
   ContinueChecks(ctx);
@@ -516,7 +537,7 @@ void OnPollSample(const hook::DeadlineFired& fired, void*) {
   if (!ctx) return;
   const uint64_t id = fired.id & kSeqMask;
   if (!g.poll_active.load(std::memory_order_acquire)) {  // stopped: the chain ends here
-    g.poll_armed.store(false, std::memory_order_seq_cst);
+    Armed().store(false, std::memory_order_seq_cst);
     return;
   }
   const uint64_t start = PollRunning().load(std::memory_order_acquire);
@@ -670,6 +691,7 @@ void RefreshPollSlowThreshold() {
     if (quarter < slow) slow = quarter;
   }
   g.poll_slow_ns.store(slow, std::memory_order_relaxed);
+  g_hot.slow_ns.store(slow, std::memory_order_relaxed);
 }
 
 }  // namespace internal
@@ -687,20 +709,21 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
   hook::CalibrateProcessEventClock();
   // Registers the process for expedited membarrier once; without it both sides use full fences.
   std::string fence_why;
-  g_fence.Init(&fence_why);
+  g_hot.gate.fence().Init(&fence_why);
   {
     std::lock_guard<std::mutex> lock(g.mu);
     g.locked->poll_cur = PollCurrent();
     g.ring_tail.store(g.ring_head.load(std::memory_order_acquire), std::memory_order_release);
   }
   PollRunning().store(0, std::memory_order_release);
-  g.poll_armed.store(false, std::memory_order_release);
+  Armed().store(false, std::memory_order_release);
   RefreshPollSlowThreshold();
   // Before any slot is written, and again once the installs returned (plt/prev_cache.h).
-  for (plt::PrevCache& c : g_prev_cache) c.Clear();
-  g_main_tp.store(0, std::memory_order_relaxed);  // learnt again from main_thread by its next call
+  for (plt::PrevCache& c : g_hot.prev_cache) c.Clear();
+  g_hot.main_tp.store(0, std::memory_order_relaxed);  // learnt again from main_thread by its next call
   g_main_thread.store(main_thread, std::memory_order_release);
   g_resolve_tid.store(main_tid, std::memory_order_release);
+  g_hot.gate.Open();
   g.poll_active.store(true, std::memory_order_release);
   size_t slots = 0;
   std::string failures, not_imported;
@@ -722,7 +745,7 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
     }
     slots += n;
   }
-  for (plt::PrevCache& c : g_prev_cache) c.Clear();
+  for (plt::PrevCache& c : g_hot.prev_cache) c.Clear();
   if (slots == 0 || !failures.empty()) {
     StopPollSource();
     if (!failures.empty()) {
@@ -742,11 +765,12 @@ void StopPollSource() {
   // runs the proxy, which now only clears the gap word (AfterLook's closed path). Removing them first would
   // leave the word holding the last gap the proxies saw while the main thread goes on through libc
   // directly, and an idle pass in that window would take a gap that ended long before as its start.
-  g.poll_active.store(false, std::memory_order_seq_cst);  // proxies in flight pass straight through from now
-  g_gate.Drain();  // whoever got in before the flag fell is short: no blocking call inside the mark
+  g.poll_active.store(false, std::memory_order_seq_cst);
+  g_hot.gate.Close();  // the main thread's copy (the gate's flag): proxies in flight pass straight through from now
+  g_hot.gate.Drain();  // whoever got in before the flag fell is short: no blocking call inside the mark
   // No proxy is inside the timing any more, and none enters it before the next start: the gap left open
   // is forgotten (the main thread's side too, race-free now) and its sampling deadline disarmed.
-  g_main.start_ns = 0;
+  GapStart().store(0, std::memory_order_relaxed);
   const uint64_t start = PollRunning().exchange(0, std::memory_order_acq_rel);
   RemoveHooks();
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
@@ -756,7 +780,7 @@ void StopPollSource() {
   }
   // A deadline that fired meanwhile ends its chain on poll_active == false; either way nothing is armed
   // for the next start.
-  g.poll_armed.store(false, std::memory_order_seq_cst);
+  Armed().store(false, std::memory_order_seq_cst);
   if (ctx) DrainPollGaps();
 }
 
@@ -769,7 +793,7 @@ void DrainPollSource() {
   // nothing armed gets its check now.
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (ctx && PollRunning().load(std::memory_order_seq_cst) != 0 &&
-      !g.poll_armed.exchange(true, std::memory_order_acq_rel)) {
+      !Armed().exchange(true, std::memory_order_acq_rel)) {
     g.poll_rearms.fetch_add(1, std::memory_order_relaxed);
     ContinueChecks(ctx);
   }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
 
 namespace jp::hook {
@@ -193,6 +194,71 @@ void ExpectNoOwnerPassOpenAfterDrainUnderTraffic(Way way) {
   owner.join();
   EXPECT_EQ(bad.load(), 0);
   EXPECT_GT(opened.load(), 0);
+}
+
+// A gate built without an outside fence keeps its fence and its own `enabled` flag in the owner's line
+// (the poll source's: one miss per entry after a wait instead of three). The fence there must be the one
+// Drain uses, and it must sit in the gate's last line, the owner's.
+TEST(InFlightGate, OwnFenceSitsInTheOwnersLine) {
+  static InFlightGate gate;  // static: as the poll source's, constant-initialised
+  const uintptr_t fence = reinterpret_cast<uintptr_t>(&gate.fence());
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(&gate);
+  const uintptr_t last_line = (begin + sizeof(gate) - 1) / 64;
+  EXPECT_GE(fence, begin);
+  EXPECT_EQ(fence / 64, last_line) << "the fence is not in the owner's line";
+  EXPECT_EQ((fence + sizeof(AsymmetricFence) - 1) / 64, last_line) << "the fence straddles the owner's line";
+  std::string why;
+  const bool expedited = gate.fence().Init(&why);
+  EXPECT_EQ(expedited, gate.fence().expedited());
+  EXPECT_EQ(expedited, why.empty()) << why;
+  AsymmetricFence outside;
+  InFlightGate with_outside(&outside);
+  EXPECT_EQ(&with_outside.fence(), &outside);
+}
+
+// The Dekker property for a gate with its own fence and flag (Open/Close, EnterOwner()): the owner touches
+// `resource` only when the gate is open, the closing thread takes it away right after Drain.
+TEST(InFlightGate, OwnFlagPassIsNeverOpenAfterCloseAndDrainUnderTraffic) {
+  InFlightGate gate;
+  gate.fence().Init(nullptr);
+  gate.Open();
+  std::atomic<bool> stop{false}, started{false};
+  int value = 42;
+  std::atomic<int*> resource{&value};
+  std::atomic<long> opened{0}, bad{0};
+  std::thread owner([&] {
+    started = true;
+    while (!stop.load(std::memory_order_relaxed)) {
+      if (gate.EnterOwner()) {
+        int* r = resource.load(std::memory_order_relaxed);
+        if (r == nullptr || *r != 42) ++bad;
+        ++opened;
+      }
+      gate.LeaveOwner();
+    }
+  });
+  while (!started) std::this_thread::yield();
+  for (int round = 0; round < 300; ++round) {
+    gate.Close();
+    gate.Drain();
+    resource.store(nullptr, std::memory_order_relaxed);
+    std::this_thread::yield();
+    resource.store(&value, std::memory_order_relaxed);
+    gate.Open();
+    std::this_thread::yield();
+  }
+  stop = true;
+  owner.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(opened.load(), 0);
+  // The owner gone (joined), this thread may enter: closed means closed.
+  gate.Close();
+  gate.Drain();
+  EXPECT_FALSE(gate.EnterOwner());
+  gate.LeaveOwner();
+  gate.Open();
+  EXPECT_TRUE(gate.EnterOwner());
+  gate.LeaveOwner();
 }
 
 TEST(InFlightGate, NoOwnerPassIsOpenAfterDrainUnderTraffic) {
