@@ -114,6 +114,9 @@ class IdleMonitor : public hook::MonitorImpl {
     out.Field("arm_calls", c.arm_calls);
     out.Field("stack_captures", c.stack_captures);
     out.Field("fence", c.fence_expedited ? "membarrier" : "full");
+    // "java": Java skips nativeArm while a deadline covers its calls; "off": every call takes it (no
+    // membarrier, or the watchdog thread has not reached the VM yet, or cannot: covered_error).
+    out.Field("covered", c.fence_expedited && c.covered_usable ? "java" : "off");
     if (!c.covered_error.empty()) out.Field("covered_error", c.covered_error);
     out.Field("recorded", c.recorded);
     out.Field("folded", folded);

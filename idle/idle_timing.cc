@@ -108,11 +108,24 @@ void ClearCoveredFromControl() {
 }
 
 // Watchdog thread, once per activation: the thread attaches (a no-op when the looper or barrier monitor
-// did already), so that OnDeadline can clear covered; only then may covered be set.
+// did already), so that OnDeadline can clear covered; only then may covered be set. A deadline armed
+// before this ran left covered at 0, and every call would take nativeArm until it fires (up to lag_ms):
+// it is taken back and handled as fired now, which re-arms it, covered, for a call still running, or
+// leaves it to the next call's arm. (Callbacks run one at a time on this thread: OnDeadline is not
+// running meanwhile. An arm still in progress on the main thread is not in the table yet and stays
+// uncovered, as before this ran.)
+void OnDeadline(const hook::DeadlineFired& fired, void*);
 void OnAttach(const hook::DeadlineFired&, void*) {
   std::string why;
   if (jni::Vm() && jni::AttachedEnv(jni::Vm(), "jankprobe-watchdog", &why)) {
     g_timing.watchdog_env.store(true, std::memory_order_release);
+    const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
+    if (ctx && ctx->watchdog && g_timing.fence.expedited() && ctx->watchdog->Disarm(kDeadlineId)) {
+      hook::DeadlineFired now;
+      now.id = kDeadlineId;
+      now.fired_ns = hook::MonotonicNs();
+      OnDeadline(now, nullptr);
+    }
   } else {
     NoteCoveredError("the watchdog thread has no JNIEnv (" + (jni::Vm() ? why : std::string("no Java VM")) +
                      "): every call takes nativeArm");
@@ -392,6 +405,7 @@ IdleCounters TimingCounters() {
   c.stack_captures = g_timing.stack_captures.load(std::memory_order_relaxed);
   c.arm_calls = g_timing.arm_calls.Load();
   c.fence_expedited = g_timing.fence.expedited();
+  c.covered_usable = g_timing.watchdog_env.load(std::memory_order_acquire);
   {
     std::lock_guard<std::mutex> lock(g_timing.covered_mu);
     c.covered_error = g_timing.covered_why;

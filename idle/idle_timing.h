@@ -37,6 +37,7 @@ struct IdleCounters {
   uint64_t arm_calls = 0;      // native arm calls from Java: about deadline_arms with the expedited fence,
                                // every call without it
   bool fence_expedited = false;  // the watchdog side of the Dekker pair is a membarrier
+  bool covered_usable = false;   // the watchdog thread reaches the VM: covered may be set (with the membarrier)
   std::string covered_error;     // why TimingIdleHandlerList.covered could not be used (empty: it is)
 };
 

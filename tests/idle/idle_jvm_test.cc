@@ -137,7 +137,7 @@ TEST_F(IdleJvmTest, WrapperCallsTheNativeArmOnlyWhenNoDeadlineCoversItsCall) {
     // A deadline fires about once per lag period; each fire lets at most the call or two starting right
     // then find `covered` down. Plus the first call, if nothing was armed.
     const uint64_t periods = 2 + static_cast<uint64_t>(elapsed_ms / kLagMs);
-    EXPECT_LE(arm_calls, 2 * periods) << calls << " calls in " << elapsed_ms << " ms, " << arms << " deadline arms";
+    EXPECT_LE(arm_calls, 2 * periods) << calls << " calls in " << elapsed_ms << " ms, " << arms << " deadline arms; " << CallString("status");
     EXPECT_LE(arms, periods);
   } else {
     ASSERT_EQ(fence, "full");
