@@ -10,8 +10,10 @@
 // hits both sides; the benchmark rows report the median over the rounds and the spread (min and max).
 // - main-thread CPU: CLOCK_THREAD_CPUTIME_ID of the app's main thread over the measured window (after a
 //   warm-up), per second of window; target for "all": under 10 us per second;
-// - resident memory: how much VmRSS grew from before the app's start to its end (the JVM's own start-up is
-//   not in it), variant minus off; target for "all": under 512 KB. Split into anonymous and file pages.
+// - resident memory: how much VmRSS grew from before the app's start to its last message, while the app and
+//   jankprobe still run (DemoHost.snapshot: nothing stopped or released for the measurement; the JVM's own
+//   start-up is not in it), variant minus off; target for "all": under 512 KB. Split into anonymous and
+//   file pages; extra_rss_after_stop_kb is the same once JankProbe.stop() returned (what stays behind).
 //
 // Flags (before the benchmark's own): --seconds=S (measured window per run, default 4), --warmup=S
 // (default 1), --rounds=N (default 5). Every run's figures are printed to stderr.
@@ -45,7 +47,9 @@ namespace {
 
 struct RunFigures {
   bool ok = false;
+  // Growth from just before the app starts to its last message, while it and jankprobe still run.
   double main_cpu_ns = 0, run_ns = 0, rss_growth_kb = 0, anon_growth_kb = 0, file_growth_kb = 0, touches = 0;
+  double rss_after_stop_kb = 0;  // the same, once the app's loop ended and JankProbe.stop() returned
   double cpu_us_per_s() const { return main_cpu_ns / 1e3 / (run_ns / 1e9); }
 };
 
@@ -100,11 +104,12 @@ RunFigures RunApp(const Variant& v) {
   if (rc != 0 || out.find("\"main_cpu_ns\"") == std::string::npos) return f;
   f.main_cpu_ns = Field(out, "main_cpu_ns");
   f.run_ns = Field(out, "run_ns");
-  f.rss_growth_kb = Field(out, "rss_kb_after_app") - Field(out, "rss_kb_before_app");
-  f.anon_growth_kb = Field(out, "anon_kb_after_app") - Field(out, "anon_kb_before_app");
-  f.file_growth_kb = Field(out, "file_kb_after_app") - Field(out, "file_kb_before_app");
+  f.rss_growth_kb = Field(out, "rss_kb_running") - Field(out, "rss_kb_before_app");
+  f.anon_growth_kb = Field(out, "anon_kb_running") - Field(out, "anon_kb_before_app");
+  f.file_growth_kb = Field(out, "file_kb_running") - Field(out, "file_kb_before_app");
+  f.rss_after_stop_kb = Field(out, "rss_kb_after_app") - Field(out, "rss_kb_before_app");
   f.touches = Field(out, "touches_finished");
-  f.ok = f.run_ns > 0 && f.main_cpu_ns > 0;
+  f.ok = f.run_ns > 0 && f.main_cpu_ns > 0 && Field(out, "rss_kb_running") > 0;
   return f;
 }
 
@@ -123,8 +128,11 @@ const std::vector<std::vector<RunFigures>>& Rounds() {
         g_failure = std::string("the ") + v.name + " run failed (try jankprobe-demo --bench 2 --jankprobe on by hand)";
         break;
       }
-      std::fprintf(stderr, "round %d %-8s main thread %7.0f us/s, RSS growth %6.0f KB (anon %6.0f, file %5.0f), touches %.0f\n",
-                   r, v.name, f.cpu_us_per_s(), f.rss_growth_kb, f.anon_growth_kb, f.file_growth_kb, f.touches);
+      std::fprintf(stderr,
+                   "round %d %-8s main thread %7.0f us/s, RSS growth %6.0f KB (anon %6.0f, file %5.0f; after stop %6.0f), "
+                   "touches %.0f\n",
+                   r, v.name, f.cpu_us_per_s(), f.rss_growth_kb, f.anon_growth_kb, f.file_growth_kb, f.rss_after_stop_kb,
+                   f.touches);
       round.push_back(f);
     }
     if (g_failure.empty()) g_rounds_data->push_back(round);
@@ -148,7 +156,7 @@ void BM_DemoAppOverhead(benchmark::State& state) {
     for (auto _ : state) {}
     return;
   }
-  std::vector<double> cpu, extra_cpu, extra_rss, extra_anon, extra_file;
+  std::vector<double> cpu, extra_cpu, extra_rss, extra_anon, extra_file, extra_after_stop;
   double run_s = 0;
   for (const auto& round : rounds) {
     const RunFigures& off = round[0];
@@ -158,6 +166,7 @@ void BM_DemoAppOverhead(benchmark::State& state) {
     extra_rss.push_back(f.rss_growth_kb - off.rss_growth_kb);
     extra_anon.push_back(f.anon_growth_kb - off.anon_growth_kb);
     extra_file.push_back(f.file_growth_kb - off.file_growth_kb);
+    extra_after_stop.push_back(f.rss_after_stop_kb - off.rss_after_stop_kb);
     run_s += f.run_ns / 1e9;
   }
   for (auto _ : state) state.SetIterationTime(run_s / static_cast<double>(rounds.size()));
@@ -172,6 +181,7 @@ void BM_DemoAppOverhead(benchmark::State& state) {
     state.counters["extra_rss_max"] = *std::max_element(extra_rss.begin(), extra_rss.end());
     state.counters["extra_anon_kb"] = Quantile(extra_anon, 0.5);
     state.counters["extra_file_kb"] = Quantile(extra_file, 0.5);
+    state.counters["extra_rss_after_stop_kb"] = Quantile(extra_after_stop, 0.5);
   }
   state.counters["rounds"] = static_cast<double>(rounds.size());
 }

@@ -328,6 +328,9 @@ public final class DemoApp {
   private static void end() {
     if (ended) return;
     ended = true;
+    // The memory a running app pays for: taken before anything is stopped, exported or asked for status
+    // (JankProbe.stop() after the loop would release what the monitors hold and show less).
+    DemoHost.snapshot("running");
     result[0] = startRc;
     result[1] = DemoHost.threadCpuNs() - cpuAtStart;
     result[2] = (SystemClock.uptimeMillis() - (withFaults ? t0 : measureFromMs)) * 1000000L;

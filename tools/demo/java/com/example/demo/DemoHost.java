@@ -32,6 +32,12 @@ final class DemoHost {
    */
   static native void counters(long[] out);
 
+  /**
+   * Takes the process's resident memory (and, with JP_DEMO_SMAPS set, a smaps copy named after
+   * {@code stage}) now: the app calls it in its last message, while it and jankprobe still run.
+   */
+  static native void snapshot(String stage);
+
   /** InputConsumer.consume through libinput.so (recvfrom): 1 with {seq, action, consume_time}, 0 none, <0 error. */
   static native int consume(long[] out);
 
