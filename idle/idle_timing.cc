@@ -164,10 +164,11 @@ void OnDeadline(const hook::DeadlineFired& fired, void*) {
   const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
   const uint64_t lag = g_timing.lag_ns.load(std::memory_order_relaxed);
   jni::IdleWords& words = Words();
-  // On 32-bit ABIs Java's 64-bit store may tear; a torn read mixes the halves of the old word (0 or an
-  // earlier pass's gap) and the start: judged not running, or running from no later than the start (the
-  // old word's halves are older) unless it matches the gap word (then it is that gap, which began no later
-  // than the start, within the event clock's bound). The re-read below before a capture catches it.
+  // On 32-bit ABIs Java's 64-bit store may tear; a torn read mixes the halves of the old word (0, or an
+  // even gap start: odd words are cleared at their call's end) and the new start. With the old low half it
+  // is even, so it runs only if it equals the gap word, a start no later than the new one; with the old
+  // high half it is no later than the new start. Either way no deadline is armed late for the new call
+  // (one the wrapper sees uncovered it arms itself), and the re-read below before a capture catches it.
   uint64_t since = static_cast<uint64_t>(words.running_since.load(std::memory_order_acquire));
   if (ctx && jni::IdleCallRunning(since, words.gap_start.load(std::memory_order_acquire)) &&
       fired.fired_ns >= since + lag && g_timing.active.load(std::memory_order_acquire)) {

@@ -195,8 +195,7 @@ static_assert(offsetof(IdleWords, running_since) == 0 && offsetof(IdleWords, gap
 // bit 0 clear), and a folded call leaves it: the main thread polls nowhere inside an idle handler, so its
 // call runs only while the gap word still holds that value; the look after the pass starts a new gap, a
 // wait clears the word. (A poll source stopped during the call also clears it: that call's overrun is then
-// caught without a stack. A 32-bit torn read, mixing the halves of the old and new start, is not the gap
-// word either: judged not running, which the Dekker pair makes the wrapper's own arm cover.)
+// caught without a stack. On 32-bit ABIs see OnDeadline in idle/idle_timing.cc for a torn read.)
 inline bool IdleCallRunning(uint64_t since, uint64_t gap) {
   return since != 0 && ((since & kGapNotAnIdleStart) != 0 || since == gap);
 }

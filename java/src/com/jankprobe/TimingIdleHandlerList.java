@@ -43,7 +43,7 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
    * which the native side keeps this handler's interned class name; passing it back next time spares
    * reading the string (0: not known yet; a stale key is detected natively and the name read again).
    *
-   * What RUNNING_SINCE holds tells the watchdog how to judge it (idle_timing.cc, CallRunning): a start
+   * What RUNNING_SINCE holds tells the watchdog how to judge it (jni::IdleCallRunning): a start
    * taken from the gap word is that word's value (bit 0 clear: GAP_NOT_AN_IDLE_START is not set on a gap
    * a pass may start at); every other start gets bit 0 set (1 ns later; start and record use the same
    * value). An odd word runs until cleared, so its call clears it at the end, folded or not. An even
