@@ -96,6 +96,8 @@ class InFlightGate {
     fence_->Light();
     return enabled.load(std::memory_order_acquire) ? 1 : 0;
   }
+  // EnterOwnerOutermost on the gate's own flag (Open/Close).
+  int EnterOwnerOutermost() noexcept { return EnterOwnerOutermost(own_enabled_); }
   void LeaveOwner() noexcept {
     owner_depth_.store(owner_depth_.load(std::memory_order_relaxed) - 1, std::memory_order_release);
   }

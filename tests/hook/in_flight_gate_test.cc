@@ -256,8 +256,13 @@ TEST(InFlightGate, OwnFlagPassIsNeverOpenAfterCloseAndDrainUnderTraffic) {
   gate.Drain();
   EXPECT_FALSE(gate.EnterOwner());
   gate.LeaveOwner();
+  EXPECT_EQ(gate.EnterOwnerOutermost(), 0);
+  EXPECT_EQ(gate.EnterOwnerOutermost(), -1) << "nested";
+  gate.LeaveOwner();
   gate.Open();
   EXPECT_TRUE(gate.EnterOwner());
+  gate.LeaveOwner();
+  EXPECT_EQ(gate.EnterOwnerOutermost(), 1);
   gate.LeaveOwner();
 }
 
