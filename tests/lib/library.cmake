@@ -19,7 +19,9 @@ endif()
 # The start-only text given back after start and configure (hook/text_release.h): the range's layout in
 # the file, no page of it resident afterwards, nothing outside it dropped, the library still working.
 if(NOT CMAKE_CROSSCOMPILING AND NOT JP_ENGINE_ONLY)
-  jp_add_gtest(text_release_library_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/text_release_library_test.cc)
+  # Linked with the host libinput.so fixture: the input monitor (and so the watchdog) can run.
+  jp_add_gtest(text_release_library_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/text_release_library_test.cc
+               LIBS jp_libinput)
   target_compile_definitions(text_release_library_test PRIVATE JP_LIBRARY_PATH="$<TARGET_FILE:jankprobe>"
                              JP_SANITIZED=$<BOOL:${JP_SANITIZE}>)
   add_dependencies(text_release_library_test jankprobe)
