@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <mutex>
 #include <cstdio>
 #include <cstring>
@@ -241,6 +242,8 @@ bool CalibrateProcessEventClock() {
 }
 
 uint64_t EventClock::Slow() noexcept {
+  static_assert(offsetof(EventClock, reanchors_) + sizeof(reanchors_) <= 64,
+                "a read's and a re-anchor's words stay in the clock's first line (event_clock.h)");
 #if JP_EVENT_CLOCK_HAS_COUNTER
   if (!counter_.load(std::memory_order_relaxed)) return MonotonicNs();
   // One re-anchoring thread at a time; the others (and readers that saw it mid-write) just use

@@ -66,8 +66,9 @@
 
 namespace jp::hook {
 
-// Aligned to a line: NowNs()'s words (seq_ to limit_ticks_, 40 bytes) are then one line, the only one a
-// read touches; the process clock is read after every wait with cold caches, where each line is a miss.
+// Aligned to a line: NowNs()'s words (seq_ to limit_ticks_, 40 bytes) and a re-anchor's are then one line,
+// the only one a read touches; the process clock is read after every wait with cold caches, where each
+// line is a miss.
 class alignas(64) EventClock {
  public:
   static constexpr uint64_t kBoundNs = 50000;          // |NowNs() - clock_gettime| never above this
@@ -169,16 +170,20 @@ class alignas(64) EventClock {
   std::atomic<uint64_t> mult_{0};
   // Ticks an anchor may be extrapolated; 0 while the counter is not in use (NowNs relies on it: see there).
   std::atomic<uint64_t> limit_ticks_{0};
-  // (The words above are NowNs()'s; the ones below are the re-anchor's and the control path's.)
+  // The rest of the first line: what every re-anchor (Slow, 20 times a second while the app is busy, and
+  // at the first read after a long wait) reads or counts besides the words above, so it touches no
+  // second line in the common case.
+  uint64_t max_sample_ticks_ = 0;  // widest counter bracket around a clock_gettime we accept
+  std::atomic<uint64_t> checked_{0}, reanchors_{0};
+  // (The words above are NowNs()'s and the re-anchor's; the ones below the control path's and the rare.)
 
   uint64_t reanchor_ns_ = kReanchorNs;
-  uint64_t max_sample_ticks_ = 0;  // widest counter bracket around a clock_gettime we accept
   std::atomic<uint32_t> fallback_{static_cast<uint32_t>(Fallback::kNotInitialised)};
   std::atomic<uint64_t> fallback_value_{0};
   // Detail of an Init failure (control path). A fixed buffer, not a std::string, so that the clock stays
   // constant-initialised and trivially destructible.
   char note_[160] = {};
-  std::atomic<uint64_t> reanchors_{0}, checked_{0}, max_error_ns_{0};
+  std::atomic<uint64_t> max_error_ns_{0};
 };
 
 namespace internal {

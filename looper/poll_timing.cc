@@ -279,7 +279,7 @@ class GapRecorder {
 };
 
 // ---- main thread, per gap ----
-// The fast path of a look without waiting (~93 instructions over the bare call on x86_64, callgrind; 3 of
+// The fast path of a look without waiting (~86 instructions over the bare call on x86_64, callgrind; 3 of
 // them mark the new gap's start for the idle wrapper, GapStartWord):
 // the thread-pointer compare and the cached target (the proxy), the mark, the clock, the finished gap's
 // start and wall into the ring with the head, the new gap's start published in one word, the armed check.
