@@ -125,7 +125,6 @@ struct Timing {
   // Poll source, main thread -> watchdog.
   std::atomic<bool> poll_active{false};
   // The gap in progress: PollRunning() below (it lives in the idle wrapper's shared words).
-  std::atomic<bool> poll_armed{false};          // a check or sample deadline is outstanding (poll_timing.cc)
   std::atomic<bool> ticker_parked{false};       // FrameTicker parked: a long gap asks it to resume
   // A finished gap at least this long takes the main thread's slow path (CPU clock read, ticker resume):
   // sample_after_ms, or a quarter frame while the ticker is parked. Written under poll_slow_mu.
