@@ -11,6 +11,7 @@
 #include "hook/clock.h"
 #include "hook/json_out.h"
 #include "hook/plugin.h"
+#include "hook/text_release.h"
 
 namespace jp::hook {
 namespace {
@@ -138,6 +139,8 @@ std::string Plugin::StatusJson() {
   w.Field("rate_limited", static_cast<uint64_t>(reports_.rate_limited()));
   w.Field("delivery_dropped", static_cast<uint64_t>(reports_.delivery_dropped()));
   w.EndObject();
+  // The start-only text given back after start/configure/stop (hook/text_release.h), or why not.
+  w.EmbedField("text_release", TextReleaseStatusJson());
   w.EndObject();
   return w.Take();
 }

@@ -182,6 +182,10 @@ TEST(TextReleaseLibrary, AfterStartAndConfigureNoPageOfTheRangeIsResidentAndTheL
     }
     const std::string st = status();
     CHILD_CHECK(st.find("\"started\":true") != std::string::npos, 20, "status: %s", st.c_str());
+    // The status says so: released twice (start, configure), nothing refused.
+    CHILD_CHECK(st.find("\"text_release\":{\"state\":\"on\"") != std::string::npos &&
+                    st.find("\"releases\":2,") != std::string::npos && st.find("\"refusals\":0,") != std::string::npos,
+                23, "status: %s", st.c_str());
     stop();
     CHILD_CHECK(start(kAllOff) == 0, 21, "start after stop failed");
     CHILD_CHECK(PresentPages(first, last).empty(), 22, "after the second start pages resident");
@@ -288,6 +292,12 @@ TEST(TextReleaseLibrary, JankprobeTextReleaseOffKeepsThePages) {
     CHILD_CHECK(start(kAllOff) == 0, 12, "jankprobe_start failed");
     // Start ran code from the range (config parsing lives there): with the release off it stays resident.
     CHILD_CHECK(!PresentPages(base + s.addr, base + s.addr + s.size).empty(), 13, "range not resident");
+    auto status = reinterpret_cast<StatusFn>(dlsym(so, "jankprobe_status"));
+    CHILD_CHECK(status, 14, "missing jankprobe_status");
+    const std::string st = status();
+    CHILD_CHECK(st.find("\"text_release\":{\"state\":\"off") != std::string::npos &&
+                    st.find("\"releases\":0,") != std::string::npos,
+                15, "status: %s", st.c_str());
     stop();
     return 0;
   });
