@@ -25,6 +25,13 @@ then, from the next 64 KiB boundary and ending on one, what only load, start, co
 (.text.jp_start_only, marked by jp_start_only_text_begin/end): hook/text_release.cc drops its pages after
 start, each configure and stop, and fault-around from steady or rare code never maps them back.
 
+The hot group, first in .text.jp_steady: what runs on every wake of the app's main thread (poll source)
+and on every input event (proxies, tracker), ranked from the JVM traces by how often the app's threads
+enter each function in a typical quarter second after start (HOT_CALLS_PER_S), laid out in the order of
+first entry after start. A wake then runs a few consecutive lines on one or two pages: in situ its first
+instructions missed in the i-cache and iTLB (the code was spread over the steady set's 150 KB). The cold
+parts (.text.unlikely.<name>) stay with their function's phase. Lock-prefixed entries cannot be counted.
+
 Usage: startup_order.py BUILD_DIR [OUT] (BUILD_DIR has tools/jankprobe-footprint, tools/jankprobe-demo and
 lib/libjankprobe.so)."""
 import os
@@ -51,6 +58,13 @@ RELEASE_CALLERS = re.compile(CONTROL.pattern + "|" + STOP.pattern)
 
 # The demo app's benchmark variants traced on the JVM, in this order (each adds what it runs new).
 JVM_VARIANTS = ["none", "input", "idle", "barrier", "looper", "all"]
+
+# The hot group, first in .text.jp_steady: the functions the app's threads enter at least this often per
+# second after start in some benchmark variant (the poll source's proxies and slow paths run on every
+# wake of the main thread, hundreds a second; the input proxies and the tracker's entries on every event;
+# a re-anchor of the clock 20 times a second while busy), ranked from the traces' own counts so that the
+# group follows the code. The watchdog's ticks (our thread) and the scripted faults are not counted.
+HOT_CALLS_PER_S = 10
 
 
 def executed_functions(footprint, so, scenario, touches, until):
@@ -96,6 +110,7 @@ def main():
     # Functions that run after start is over: the host's "use" phase (the input proxies under touches)...
     after = ran["input: use"] - ran["input: on"]
     demo = os.path.join(build, "tools", "jankprobe-demo")
+    hot = []  # the per-wake group, in execution order (JVM traces only)
     if os.geteuid() == 0 and os.path.isdir("/sys/kernel/tracing") and os.path.exists(demo):
         import uprobe_trace
         # The benchmark variants as demo_bench runs them, then the scripted faults of `./run demo`: the
@@ -106,10 +121,15 @@ def main():
                     for v in JVM_VARIANTS]
         control = {n for n in library_functions(so) if CONTROL.search(n)}
         stop = {n for n in library_functions(so) if STOP.search(n)}
+        hot_runs = []
         runs = uprobe_trace.trace(so, commands + [[demo, "--out", out_dir]], split=RELEASE, control=control,
                                   stop=stop)
         for variant, run in zip(JVM_VARIANTS + ["faults"], runs):
             ran["JVM demo, %s" % variant] = set(run.order)
+            if variant in JVM_VARIANTS:
+                # In the order of first entry after start: a wake runs its functions in that order, so its
+                # code is a few consecutive lines; the busiest variant ("all", last) decides the order.
+                hot_runs.insert(0, (variant, run))
             if run.splits == 0:
                 print("JVM demo, %s: the release (%s) never ran: nothing counts as after start" % (variant, RELEASE),
                       file=sys.stderr)
@@ -124,6 +144,17 @@ def main():
         after |= ran["not traceable (lock-prefixed entry)"]  # the idle and frame natives' entries: hot
         order += ["JVM demo, %s" % v for v in JVM_VARIANTS[1:]] + ["not traceable (lock-prefixed entry)"]
         order.append("JVM demo, faults")
+        for variant, run in hot_runs:
+            for f in run.app_order:
+                if f not in hot and run.steady_rate(f) >= HOT_CALLS_PER_S:
+                    hot.append(f)
+        # What the ranking saw (hot or a near miss), for the record of a regeneration.
+        for f in sorted({f for _, run in hot_runs for f in run.app_order},
+                        key=lambda f: -max(run.steady_rate(f) for _, run in hot_runs)):
+            steady_rate = max(run.steady_rate(f) for _, run in hot_runs)
+            if steady_rate >= 1 or f in hot:
+                print("%s %7.1f/s typical, %7.1f/s peak  %s" % ("hot " if f in hot else "    ", steady_rate,
+                      max(run.peak_rate(f) for _, run in hot_runs), f), file=sys.stderr)
     else:
         print("JVM phases left out: need root, /sys/kernel/tracing and %s" % demo, file=sys.stderr)
         order += ["%s: %s" % p for p in PHASES[2:]]
@@ -183,6 +214,21 @@ def main():
         if name in LIBGCC_OBJECTS:  # libgcc is not built with -ffunction-sections: name its object
             out.append("*libgcc.a:%s(.text)" % LIBGCC_OBJECTS[name])
         return out
+    def hot_patterns(name):
+        # Only the function's own (or .text.hot.) section: its cold part (.text.unlikely.<name>, the .cold
+        # split of rare branches) stays with the function's phase below, out of the wake's lines. The
+        # linker places a section at its first match, so the phase's patterns later place only that part.
+        out = []
+        for alias in sorted(set(by_addr.get(addr_of.get(name), [name])) | {name}):
+            variants = {alias}
+            for a, b in (("C1E", "C2E"), ("C1I", "C2I"), ("D1E", "D2E")):
+                if a in alias or b in alias:
+                    variants |= {alias.replace(a, b), alias.replace(b, a)}
+            out.append("*(%s)" % " ".join(".text.%s .text.hot.%s" % (v, v) for v in sorted(variants)))
+        if name in LIBGCC_OBJECTS:  # libgcc is not built with -ffunction-sections: name its object
+            out.append("*libgcc.a:%s(.text)" % LIBGCC_OBJECTS[name])
+        return out
+
     def write_phases(f, phases):
         for phase, names in phases:
             f.write("    /* %s: %d functions */\n" % (phase, len(names)))
@@ -199,10 +245,17 @@ def main():
                 "   reports, export, status), then, on 64 KiB windows of their own, .text.jp_start_only, the %d\n"
                 "   that only load, start, configure and stop run: hook/text_release.cc gives their pages back\n"
                 "   after start, each configure and stop (jp_start_only_text_begin/end), and no fault in steady\n"
-                "   or rare code maps them back through fault-around. Regenerate after large changes to these\n"
-                "   paths; names that no longer exist are ignored by the linker. */\n"
+                "   or rare code maps them back through fault-around. .text.jp_steady opens with the hot group:\n"
+                "   what the app's threads run on every wake or input event, in order of execution, on one or two\n"
+                "   pages. Regenerate after large changes to these paths; names that no longer exist are ignored\n"
+                "   by the linker. */\n"
                 % (len(functions), steady_count, len(functions) - steady_count))
         f.write("SECTIONS\n{\n  .text.jp_steady :\n  {\n")
+        f.write("    /* hot: entered >= %d times a second after start on the app's threads, in order of first entry:"
+                " %d functions */\n" % (HOT_CALLS_PER_S, len(hot)))
+        for name in hot:
+            for line in hot_patterns(name):
+                f.write("    %s\n" % line)
         f.write("    *libjp_hook.a:text_release.cc.o(.text .text.*)\n")
         write_phases(f, steady)
         f.write("  }\n  .text.jp_start_only ALIGN(0x10000) :\n  {\n")

@@ -17,6 +17,8 @@ entered after it, or after a start began on another thread than the one starting
 launches runs on across the release), is "after start"; except on a thread inside a start or configure
 call (`control`, until its release), and between a stop's entry (`stop`) and its release.
 startup_order.py lays those out apart from the start-only code, whose pages the release gives back.
+It also counts, per quarter second, the entries after start on the app's threads (not the watchdog's),
+to rank the per-wake functions it places first.
 
 Usage: uprobe_trace.py LIBRARY -- COMMAND...   prints the mangled names that ran, in first-hit order.
 """
@@ -71,22 +73,45 @@ def define(events, lines):
 
 class Run:
     """One command's trace: `order`, the functions it ran in first-hit order; `after`, those entered after
-    start was over (see the module's doc; empty without a split function); `splits`, how many releases."""
+    start was over (see the module's doc; empty without a split function); `splits`, how many releases.
+    For the per-wake ("hot") group of startup_order.py: `app_calls`, per function, its entries after start
+    on the app's threads (not ours, see OUR_THREADS) in each SLOT_S slot from the first release on;
+    `app_order`, those functions in the order of their first entry after start; `app_slots`, the number
+    of slots from the first release to the last event."""
 
     def __init__(self):
         self.order, self.after, self.splits = [], set(), 0
+        self.app_calls, self.app_order, self.app_slots = {}, [], 0
+
+    def steady_rate(self, name):
+        """Entries per second in a typical slot (the median one): a burst (a status export parsing JSON
+        a thousand times in one slot) is not a steady rate, a function run on every wake is."""
+        if self.app_slots == 0:
+            return 0.0
+        counts = sorted(self.app_calls.get(name, {}).get(i, 0) for i in range(self.app_slots))
+        return counts[len(counts) // 2] / SLOT_S
+
+    def peak_rate(self, name):
+        return max(self.app_calls.get(name, {0: 0}).values()) / SLOT_S
 
 
 # One trace line: "comm-TID [CPU] FLAGS TIMESTAMP: fN: (ADDRESS)"; the flags column depends on options.
-EVENT = re.compile(r"-(\d+)\s+\[\d+\]\s+(?:\S+\s+)?\d+\.\d+: f(\d+): \(")
+# The comm may hold spaces and dashes: it is everything up to the last "-TID" before the CPU column.
+EVENT = re.compile(r"^\s*(.*)-(\d+)\s+\[\d+\]\s+(?:\S+\s+)?(\d+\.\d+): f(\d+): \(", re.M)
+# Threads of ours (hook/watchdog.cc names its thread "jp-watchdog"): their periodic work is not a wake of
+# the app. An unknown comm ("<...>": the kernel's comm cache missed) counts as the app's.
+OUR_THREADS = re.compile(r"^jp-")
+SLOT_S = 0.25
 
 
 def classify(text, symbols, split=None, control=(), stop=()):
     run = Run()
     hit, in_control, running = set(), set(), False
+    first_release = last = None
     for m in EVENT.finditer(text):
-        tid, i = int(m.group(1)), int(m.group(2))
+        comm, tid, when, i = m.group(1), int(m.group(2)), float(m.group(3)), int(m.group(4))
         name = symbols[i][0]
+        last = when
         if i not in hit:
             hit.add(i)
             run.order.append(name)
@@ -98,6 +123,8 @@ def classify(text, symbols, split=None, control=(), stop=()):
             # pages back, also after a stop's release (a thread's exit runs our thread_local destructors).
             in_control.discard(tid)
             running = True
+            if first_release is None:
+                first_release = when
         elif name in stop:
             running = False  # the teardown, on every thread, until its release
             in_control.add(tid)
@@ -109,6 +136,14 @@ def classify(text, symbols, split=None, control=(), stop=()):
             running = True
         if running and tid not in in_control:
             run.after.add(name)
+            if first_release is not None and not OUR_THREADS.search(comm):
+                if name not in run.app_calls:
+                    run.app_calls[name] = {}
+                    run.app_order.append(name)
+                slot = int((when - first_release) / SLOT_S)
+                run.app_calls[name][slot] = run.app_calls[name].get(slot, 0) + 1
+    if first_release is not None:
+        run.app_slots = int((last - first_release) / SLOT_S) + 1
     return run
 
 
