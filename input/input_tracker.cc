@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstring>
 #include <new>
 
@@ -55,6 +56,14 @@ void* ZeroedTrackerMemory(size_t size, size_t align) {
 }  // namespace
 
 InputTracker& InputTracker::Get() {
+  // The per-event lines (see the members): line A whole in the first line, the gate right after it (its
+  // owner line is its last). offsetof on a class that is not standard-layout: supported by GCC and clang.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+  static_assert(offsetof(InputTracker, received_at_) == 0 && offsetof(InputTracker, layout_index_) + sizeof(int) <= 64 &&
+                    offsetof(InputTracker, gate_) == 64,
+                "line A is the tracker's first line, the gate follows it");
+#pragma GCC diagnostic pop
   // Never destroyed: proxies left in another tool's chain and late watchdog callbacks may still look.
   static InputTracker* tracker = internal::g_tracker =
       new (ZeroedTrackerMemory(sizeof(InputTracker), alignof(InputTracker))) InputTracker;
@@ -63,18 +72,20 @@ InputTracker& InputTracker::Get() {
 
 void InputTracker::Enable(const Settings& s) {
   std::string why;
-  fence_note_ = fence_.Init(&why) ? "membarrier" : why;
+  fence_note_ = gate_.fence().Init(&why) ? "membarrier" : why;
   // Event timestamps (read and finish) come from the process's event clock (the looper's poll source
-  // reads it too); calibrated by whichever monitor starts first. No hot path runs yet: enabled_ is
+  // reads it too); calibrated by whichever monitor starts first. No hot path runs yet: the flags are
   // published below.
   hook::CalibrateProcessEventClock();
   gate_.ProposeOwner(s.context ? s.context->main_tid : 0);
   layout_ = s.layout;
-  layout_index_ = LayoutIndex(s.layout);
-  // The hot entries compiled for this layout (before enabled_ is published; a proxy that still holds the
-  // entry of an earlier Enable finds layout_index_ changed once inside the gate and takes the general path).
-  received_at_.store(ReceivedEntryFor(layout_index_), std::memory_order_relaxed);
-  sent_at_.store(SentEntryFor(layout_index_), std::memory_order_relaxed);
+  const int layout_index = LayoutIndex(s.layout);
+  // The hot entries compiled for this layout (before the flags are published; a proxy that still holds the
+  // entry of an earlier Enable finds layout_index_ changed once inside the gate and takes the general
+  // path).
+  layout_index_ = layout_index;
+  received_at_.store(ReceivedEntryFor(layout_index), std::memory_order_relaxed);
+  sent_at_.store(SentEntryFor(layout_index), std::memory_order_relaxed);
   context_ = s.context;
   timeline_ = s.context ? s.context->timeline : nullptr;
   lag_ns_.store(s.lag_ns, std::memory_order_relaxed);
@@ -96,6 +107,9 @@ void InputTracker::Enable(const Settings& s) {
   // Reports and exports see the records the ring still holds (registered before any can be pushed).
   lent_to_ = s.context ? s.context->reports : nullptr;
   if (lent_to_) lent_to_->AddInFlightProvider(&LendFinished, this);
+  // Both flags (the owner's entries read the gate's, everything else enabled_), each a release of all of
+  // the above.
+  gate_.Open();
   enabled_.store(true, std::memory_order_seq_cst);
 }
 
@@ -108,7 +122,8 @@ void InputTracker::Retune(uint64_t lag_ns, uint64_t anr_ns) {
 
 void InputTracker::Disable() {
   enabled_.store(false, std::memory_order_seq_cst);
-  gate_.Drain();  // hot paths and callbacks that got in before the flag fell
+  gate_.Close();  // seq_cst too: the owner's entries read this one
+  gate_.Drain();  // hot paths and callbacks that got in before the flags fell
   hook::Watchdog* wd = context_ ? context_->watchdog : nullptr;
   // A deadline that fires anyway finds the tracker disabled (or, after a new Enable, scans a table
   // that has nothing overdue for it).
@@ -150,7 +165,7 @@ JP_INPUT_HOT void InputTracker::LowerDeadline(uint64_t due) noexcept {
   // The caller published a pending slot (or, on the watchdog, reset armed_due_ns_ and ran the heavy
   // fence): this fence pairs with that one, so either the deadline's callback sees the slot in its scan
   // or we see that no deadline covers it and arm one.
-  fence_.Light();
+  gate_.fence().Light();
   LowerDeadlineFenced(due);
 }
 
@@ -200,7 +215,7 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt(InputTracker* self, int fd, 
   if (kLayout < 0 || __builtin_expect(!self->IsOwnerThread(), 0)) {
     return self->ReceivedGated(fd, buf, n, now, capacity);
   }
-  const int in = self->gate_.EnterOwnerOutermost(self->enabled_);
+  const int in = self->gate_.EnterOwnerOutermost();
   if (__builtin_expect(in < 0, 0)) return self->ReceivedGated(fd, buf, n, now, capacity);
   if (__builtin_expect(in == 0, 0)) return self->LeaveAsOwner(n);
   if (__builtin_expect(self->layout_index_ != kLayout, 0)) return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
@@ -234,7 +249,7 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt(InputTracker* self, int fd, 
     self->events_read_.Add(true);
     // LowerDeadline and NoteValid, their usual case inline (nothing to do), the rest in ReceivedRest.
     const uint64_t due = now + self->lag_ns_.load(std::memory_order_relaxed);
-    self->fence_.Light();
+    self->gate_.fence().Light();
     // The channel's "validated, nothing to note" look: first the fd it last held for (one compare), then
     // the table's own first look (a second channel), which moves that hint.
     if (__builtin_expect(self->armed_due_ns_.load(std::memory_order_relaxed) > due, 0)) {
@@ -274,7 +289,8 @@ JP_INPUT_COLD hook::InFlightGate::Pass InputTracker::EnterGated(uint32_t tid) no
   if (pass.exclusive()) {
     // The gate's owner never changes once set: from now on its events take IsOwnerThread's way in.
     owner_tid_.store(tid, std::memory_order_relaxed);
-    owner_tp_.store(reinterpret_cast<uintptr_t>(__builtin_thread_pointer()), std::memory_order_relaxed);
+    gate_.owner_word(kOwnerTpWord)
+        .store(reinterpret_cast<uintptr_t>(__builtin_thread_pointer()), std::memory_order_relaxed);
   }
   return pass;
 }
@@ -337,7 +353,7 @@ template <int kLayout>
 JP_INPUT_HOT_ENTRY ssize_t InputTracker::SentAt(InputTracker* self, int fd, const void* buf, ssize_t n,
                                              uint64_t now) noexcept {
   if (kLayout < 0 || __builtin_expect(!self->IsOwnerThread(), 0)) return self->SentGated(fd, buf, n, now);
-  const int in = self->gate_.EnterOwnerOutermost(self->enabled_);
+  const int in = self->gate_.EnterOwnerOutermost();
   if (__builtin_expect(in < 0, 0)) return self->SentGated(fd, buf, n, now);
   if (__builtin_expect(in == 0, 0)) return self->LeaveAsOwner(n);
   // A FINISHED is exactly finished_size bytes: checked first, the decoder's own size checks fold away.
@@ -369,7 +385,7 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::SentAt(InputTracker* self, int fd, cons
     // One fence for both Dekker pairs (Finish says why), then Finish's usual case inline: not lagged (no
     // mark of this occupant, a short duration), a deadline armed within the drain period; the rest in
     // FinishRest.
-    self->fence_.Light();
+    self->gate_.fence().Light();
     // (now > read + lag is Finish's dur > lag: dur is now - read, or 0 when now is not past read.)
     if (__builtin_expect(PendingEvents::HasMarks(e, seen), 0) ||
         __builtin_expect(now > e.read_ns + self->lag_ns_.load(std::memory_order_relaxed), 0) ||
@@ -478,7 +494,7 @@ void InputTracker::Finish(bool owner, int index, uint64_t now, int64_t consume_t
   // and what we read of the marks is final for this occupant; the push stored the ring's head, a
   // deadline's callback resets armed_due_ns_ and fences before it drains: either it sees this item, or
   // we see no deadline armed below and arm one.
-  fence_.Light();
+  gate_.fence().Light();
   const uint32_t word = pending_.Word(index);
   const uint32_t flags = pending_.Marks(index, word);
   if (__builtin_expect(pushed, 1)) {

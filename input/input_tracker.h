@@ -203,8 +203,9 @@ class InputTracker {
   // (the gate's Enter counts it nested). A thread pointer belongs to one live thread: only an owner that is
   // not the main thread (the plugin did not know it) and exited could pass its pointer, and with it the
   // owner's place, to a new thread, whose records would then carry the old owner's tid.
-  bool IsOwnerThread() const noexcept {
-    return reinterpret_cast<uintptr_t>(__builtin_thread_pointer()) == owner_tp_.load(std::memory_order_relaxed);
+  bool IsOwnerThread() noexcept {
+    return reinterpret_cast<uintptr_t>(__builtin_thread_pointer()) ==
+           gate_.owner_word(kOwnerTpWord).load(std::memory_order_relaxed);
   }
   // Leaves the pass EnterOwnerOutermost opened (0 or 1) and returns n (the entries' tail).
   ssize_t LeaveAsOwner(ssize_t n) noexcept {
@@ -212,7 +213,7 @@ class InputTracker {
     return n;
   }
   // The gate's own Enter / Leave for everyone else (the owner until it is known, a nested pass); an
-  // exclusive pass teaches owner_tid_ and owner_tp_.
+  // exclusive pass teaches owner_tid_ and the owner's thread pointer (kOwnerTpWord).
   hook::InFlightGate::Pass EnterGated(uint32_t tid) noexcept;
   void LeaveGated(hook::InFlightGate::Pass pass) noexcept { gate_.Leave(pass); }
   // The general path (any thread, any packet; owner: the caller may use the owner's private parts).
@@ -256,23 +257,16 @@ class InputTracker {
   static uint64_t ReportId(int index, uint32_t generation) noexcept;
   static bool DecodeReportId(uint64_t id, int* index, uint32_t* generation) noexcept;
 
-  // What one event reads and writes of the tracker itself sits in three lines, apart from the gate's
-  // words: line 0 the flag, the fence mode and the two pointers; line 1 the deadline words, the per-event
-  // counters and the argument ids; line 2 (finish side only) the action names. After the two syscalls of a
-  // round trip every distinct line is a likely L1 miss (they were spread over seven).
-  std::atomic<bool> enabled_{false};
-  std::atomic<uint32_t> owner_tid_{0};    // the gate's owner once seen (0: not yet), and its thread pointer
-  std::atomic<uintptr_t> owner_tp_{0};    // (never 0 for a thread: an unknown owner matches no one)
-  hook::AsymmetricFence fence_;
-  // Settings, written by Enable before enabled_ is published and read by the hot paths after.
-  const Layout* layout_ = nullptr;
-  // layout_'s index in kLayoutTable (input/input_layouts.h), -1 for another one or none; and the hot
-  // entries compiled for it (ReceivedEntryFor / SentEntryFor): the proxies call them through these
-  // pointers, so the layout is bound once per Enable instead of looked up per packet.
-  int layout_index_ = -1;
-  std::atomic<ReceivedEntry> received_at_{&ReceivedAt<-1>};
+  // What the owner's usual event reads and writes of the tracker itself (besides the pending slot, the
+  // ring and, on a new channel, the channel table) sits in two lines: line A (the entry pointers the
+  // proxies load, the deadline words, the hint, the owner's tid, the read count, the layout index) and
+  // the gate's owner line (its depth, its own fence and flag, and in an owner word the owner's thread
+  // pointer). After the two syscalls of a round trip every distinct line is a likely L1 miss: they were
+  // spread over three (the flag, fence, thread pointer and layout index in line 0, the send entry and
+  // the deadline words in line 1, the gate's depth in its own line), before that over seven. Line A is
+  // 60 bytes (8 + 8 + 8 + 8 + 4 + 4 + 16 + 4; checked in Get()).
+  alignas(64) std::atomic<ReceivedEntry> received_at_{&ReceivedAt<-1>};
   std::atomic<SentEntry> sent_at_{&SentAt<-1>};
-  hook::Timeline* timeline_ = nullptr;  // context_->timeline, one pointer hop less on the hot path
   std::atomic<uint64_t> lag_ns_{100000000};
   // Due time of the monitor deadline that is armed (UINT64_MAX: none). Lowered by CAS from the hot path,
   // reset by the callback that fires for it; see LowerDeadline and OnMonitorDeadline.
@@ -281,13 +275,39 @@ class InputTracker {
   // clean slot stays clean until Clear (NoteInvalid leaves a validated channel alone), so the owner's
   // read path checks this one word first. Written by the owner's path; reset with the table (-1).
   std::atomic<int32_t> clean_fd_{-1};
-  hook::SplitCounter events_read_, events_finished_;
+  std::atomic<uint32_t> owner_tid_{0};  // the gate's owner once seen (0: not yet); see IsOwnerThread
+  hook::SplitCounter events_read_;
+  // The bound layout's index in kLayoutTable (input/input_layouts.h), -1 for another one or none.
+  // Written by Enable before the flags are published, read by the owner's entries after entering (a
+  // stale entry finds it changed and takes the general path). A plain int, not a gate's owner word: the
+  // entries compare it in memory (one instruction; an atomic word is loaded first).
+  int layout_index_ = -1;
+  // Built without an outside fence: its own fence (the tracker's, fence()), its own `enabled` flag and
+  // the owner words sit in its owner line, the one line an owner's pass misses on besides line A.
+  // The owner's word (the gate never touches it):
+  // - kOwnerTpWord: the owner's thread pointer once seen (0: not yet; never 0 for a thread, so an unknown
+  //   owner matches no one). Written by EnterGated on the owner thread.
+  // Two flags say "enabled": the gate's own (Open/Close), which the owner's hot entries read
+  // (EnterOwnerOutermost(): in the owner line), and enabled_ below, which everything else reads (the gate's
+  // Enter and EnterShared take a flag). Enable publishes both after the settings; Disable clears both
+  // (seq_cst) before the gate's Drain, so whichever of them a pass read, the drain's heavy fence pairs with
+  // it as before.
+  static constexpr int kOwnerTpWord = 0;
+  static_assert(hook::InFlightGate::kOwnerWords >= 1, "the thread pointer");
+  hook::InFlightGate gate_;
+  // The gate's fence under the name the watchdog's side (input/input_verdicts.cc: its Heavy()) uses; the
+  // hot paths call gate_.fence() (no load of this pointer, a line away from the owner's).
+  hook::AsymmetricFence& fence_{gate_.fence()};
+  std::atomic<bool> enabled_{false};
+  // Settings, written by Enable before the flags are published and read by the hot paths after.
+  const Layout* layout_ = nullptr;
+  hook::Timeline* timeline_ = nullptr;  // context_->timeline, one pointer hop less on the hot path
+  hook::SplitCounter events_finished_;
   uint16_t name_fd_timed_ = 0, key_fd_ = 0, key_seq_ = 0, key_dispatch_ = 0, key_consume_ = 0, key_mode_ = 0,
            value_fd_ = 0;
   uint16_t action_names_[kActionIndexCount] = {};
   const hook::PluginContext* context_ = nullptr;
   std::atomic<uint64_t> anr_ns_{5000000000};
-  hook::InFlightGate gate_{&fence_};
   std::string fence_note_;  // control path only
   hook::InFlightGate::Pass callback_pass_{};  // watchdog thread only
 
