@@ -295,8 +295,9 @@ class InputTracker {
   static constexpr int kOwnerTpWord = 0;
   static_assert(hook::InFlightGate::kOwnerWords >= 1, "the thread pointer");
   hook::InFlightGate gate_;
-  // The gate's fence under the name the watchdog's side (input/input_verdicts.cc: its Heavy()) uses; the
-  // hot paths call gate_.fence() (no load of this pointer, a line away from the owner's).
+  // The gate's fence under the name the watchdog's side (input/input_verdicts.cc: its Heavy()) uses. The
+  // hot paths call gate_.fence() instead: the gate's own pointer to it is in the owner line they have
+  // just touched, this one a line further.
   hook::AsymmetricFence& fence_{gate_.fence()};
   std::atomic<bool> enabled_{false};
   // Settings, written by Enable before the flags are published and read by the hot paths after.
