@@ -54,8 +54,11 @@ class InFlightGate {
 
   // The gate's own `enabled` flag, in the owner's line: for a caller whose flag has no other reader on the
   // hot path (EnterOwner() without an argument reads it). Control path: Close(), then Drain().
-  void Open() noexcept { own_enabled_.store(true, std::memory_order_release); }
+  void Open() noexcept { own_enabled_.store(true, std::memory_order_seq_cst); }
   void Close() noexcept { own_enabled_.store(false, std::memory_order_seq_cst); }
+  // The same flag for the gate's other entries (Enter, EnterShared take a flag) and the caller's readers,
+  // so that a caller keeps one flag, not a copy beside it.
+  const std::atomic<bool>& own_flag() const noexcept { return own_enabled_; }
 
   // Control path: proposes the owner (the app's main thread) if none is set yet.
   void ProposeOwner(uint32_t tid) noexcept;
@@ -83,13 +86,13 @@ class InFlightGate {
     fence_->Light();
     return enabled.load(std::memory_order_acquire);
   }
+  // EnterOwner on the gate's own flag (Open/Close): the depth, the fence and the flag in one line.
+  bool EnterOwner() noexcept { return EnterOwner(own_enabled_); }
   // Hot path for the owner that knows it is the owner (as for EnterOwner) but not whether it is already
   // inside (a signal handler on it): -1 when it is (nothing done: enter through Enter for a nested pass),
   // else enters as EnterOwner does and returns 1 when `enabled` was true, 0 when not. LeaveOwner must
   // follow 0 and 1. A handler that comes between the load and the store has left (depth back to 0) before
   // the store.
-  // EnterOwner on the gate's own flag (Open/Close): the depth, the fence and the flag in one line.
-  bool EnterOwner() noexcept { return EnterOwner(own_enabled_); }
   int EnterOwnerOutermost(const std::atomic<bool>& enabled) noexcept {
     if (owner_depth_.load(std::memory_order_relaxed) != 0) return -1;
     owner_depth_.store(1, std::memory_order_relaxed);

@@ -74,13 +74,13 @@ void InputTracker::Enable(const Settings& s) {
   std::string why;
   fence_note_ = gate_.fence().Init(&why) ? "membarrier" : why;
   // Event timestamps (read and finish) come from the process's event clock (the looper's poll source
-  // reads it too); calibrated by whichever monitor starts first. No hot path runs yet: the flags are
+  // reads it too); calibrated by whichever monitor starts first. No hot path runs yet: the flag is
   // published below.
   hook::CalibrateProcessEventClock();
   gate_.ProposeOwner(s.context ? s.context->main_tid : 0);
   layout_ = s.layout;
   const int layout_index = LayoutIndex(s.layout);
-  // The hot entries compiled for this layout (before the flags are published; a proxy that still holds the
+  // The hot entries compiled for this layout (before the flag is published; a proxy that still holds the
   // entry of an earlier Enable finds layout_index_ changed once inside the gate and takes the general
   // path).
   layout_index_ = layout_index;
@@ -107,10 +107,8 @@ void InputTracker::Enable(const Settings& s) {
   // Reports and exports see the records the ring still holds (registered before any can be pushed).
   lent_to_ = s.context ? s.context->reports : nullptr;
   if (lent_to_) lent_to_->AddInFlightProvider(&LendFinished, this);
-  // Both flags (the owner's entries read the gate's, everything else enabled_), each a release of all of
-  // the above.
+  // The flag (the gate's own, read by every entry): a release of all of the above.
   gate_.Open();
-  enabled_.store(true, std::memory_order_seq_cst);
 }
 
 std::string InputTracker::FenceMode() const { return fence_note_; }
@@ -121,9 +119,8 @@ void InputTracker::Retune(uint64_t lag_ns, uint64_t anr_ns) {
 }
 
 void InputTracker::Disable() {
-  enabled_.store(false, std::memory_order_seq_cst);
-  gate_.Close();  // seq_cst too: the owner's entries read this one
-  gate_.Drain();  // hot paths and callbacks that got in before the flags fell
+  gate_.Close();  // seq_cst
+  gate_.Drain();  // hot paths and callbacks that got in before the flag fell
   hook::Watchdog* wd = context_ ? context_->watchdog : nullptr;
   // A deadline that fires anyway finds the tracker disabled (or, after a new Enable, scans a table
   // that has nothing overdue for it).
@@ -285,7 +282,7 @@ JP_INPUT_COLD ssize_t InputTracker::ReceivedGated(int fd, const void* buf, ssize
 }
 
 JP_INPUT_COLD hook::InFlightGate::Pass InputTracker::EnterGated(uint32_t tid) noexcept {
-  const hook::InFlightGate::Pass pass = gate_.Enter(tid, enabled_);
+  const hook::InFlightGate::Pass pass = gate_.Enter(tid, gate_.own_flag());
   if (pass.exclusive()) {
     // The gate's owner never changes once set: from now on its events take IsOwnerThread's way in.
     owner_tid_.store(tid, std::memory_order_relaxed);

@@ -74,7 +74,7 @@ class InputTracker {
   // After it returns no hot path and no deadline callback of ours touches the context any more; pending
   // events are dropped (counted) and their deadlines disarmed.
   void Disable();
-  bool enabled() const noexcept { return enabled_.load(std::memory_order_acquire); }
+  bool enabled() const noexcept { return gate_.own_flag().load(std::memory_order_acquire); }
   // "membarrier" when the owner's hot path runs without fences, else why it uses full fences.
   std::string FenceMode() const;
   // The event clock's source, why it is clock_gettime if it is, and its checks (JSON object).
@@ -86,7 +86,7 @@ class InputTracker {
   // Inline, so that the proxies read the clock (the read's time: first, closest to the read's return;
   // the finish time likewise) while they hold their arguments anyway, and the tracker's entry for the
   // bound layout gets it as an argument: nothing of the tracker is live across the clock's slow half.
-  // No look at enabled_ here: the entry's way into the gate checks it anyway, and the proxies are only
+  // No look at the flag here: the entry's way into the gate checks it anyway, and the proxies are only
   // installed while the monitor is on (one left in another tool's chain after a stop reads a clock for
   // nothing). A send that is not a FINISHED (a TIMELINE on 12+: per drawn frame that had input, not per
   // event) pays a clock read it does not use (~18 instructions). A send that failed (EAGAIN: the socket
@@ -278,7 +278,7 @@ class InputTracker {
   std::atomic<uint32_t> owner_tid_{0};  // the gate's owner once seen (0: not yet); see IsOwnerThread
   hook::SplitCounter events_read_;
   // The bound layout's index in kLayoutTable (input/input_layouts.h), -1 for another one or none.
-  // Written by Enable before the flags are published, read by the owner's entries after entering (a
+  // Written by Enable before the flag is published, read by the owner's entries after entering (a
   // stale entry finds it changed and takes the general path). A plain int, not a gate's owner word: the
   // entries compare it in memory (one instruction; an atomic word is loaded first).
   int layout_index_ = -1;
@@ -287,20 +287,14 @@ class InputTracker {
   // The owner's word (the gate never touches it):
   // - kOwnerTpWord: the owner's thread pointer once seen (0: not yet; never 0 for a thread, so an unknown
   //   owner matches no one). Written by EnterGated on the owner thread.
-  // Two flags say "enabled": the gate's own (Open/Close), which the owner's hot entries read
-  // (EnterOwnerOutermost(): in the owner line), and enabled_ below, which everything else reads (the gate's
-  // Enter and EnterShared take a flag). Enable publishes both after the settings; Disable clears both
-  // (seq_cst) before the gate's Drain, so whichever of them a pass read, the drain's heavy fence pairs with
-  // it as before.
+  // "Enabled" is the gate's own flag (Open/Close, seq_cst): the owner's hot entries read it in the owner
+  // line (EnterOwnerOutermost()), everything else through gate_.own_flag() (the gate's Enter and
+  // EnterShared, enabled()). Enable opens it after the settings; Disable closes it before the gate's Drain,
+  // whose heavy fence pairs with every pass that read it.
   static constexpr int kOwnerTpWord = 0;
   static_assert(hook::InFlightGate::kOwnerWords >= 1, "the thread pointer");
-  hook::InFlightGate gate_;
-  // The gate's fence under the name the watchdog's side (input/input_verdicts.cc: its Heavy()) uses. The
-  // hot paths call gate_.fence() instead: the gate's own pointer to it is in the owner line they have
-  // just touched, this one a line further.
-  hook::AsymmetricFence& fence_{gate_.fence()};
-  std::atomic<bool> enabled_{false};
-  // Settings, written by Enable before the flags are published and read by the hot paths after.
+  hook::InFlightGate gate_;  // its fence (gate_.fence()) orders the tracker's own Dekker pairs too
+  // Settings, written by Enable before the flag is published and read by the hot paths after.
   const Layout* layout_ = nullptr;
   hook::Timeline* timeline_ = nullptr;  // context_->timeline, one pointer hop less on the hot path
   hook::SplitCounter events_finished_;

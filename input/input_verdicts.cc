@@ -17,7 +17,7 @@ double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 }  // namespace
 
 bool InputTracker::EnterCallback() noexcept {
-  callback_pass_ = gate_.EnterShared(enabled_);
+  callback_pass_ = gate_.EnterShared(gate_.own_flag());
   if (callback_pass_.open) return true;
   gate_.Leave(callback_pass_);
   return false;
@@ -57,7 +57,7 @@ void InputTracker::OnMonitorDeadline(const hook::DeadlineFired& fired, void* arg
   // earlier one, that one stays in charge and this scan is just an extra look.)
   uint64_t mine = fired.deadline_ns;
   self->armed_due_ns_.compare_exchange_strong(mine, UINT64_MAX, std::memory_order_seq_cst);
-  self->fence_.Heavy();
+  self->gate_.fence().Heavy();
   const uint64_t next_due = self->ScanPending();
   // Every monitor deadline is also the finished ring's drain (input_tracker.h, kDrainPeriodNs): after the
   // reset and the fence above, so a push this drain misses sees no deadline armed and arms one.
@@ -125,7 +125,7 @@ uint64_t InputTracker::ScanPending() {
   }
   // Pairs with the finisher's Light(): a slot still in the word we saw has not been taken, and its taker
   // will see our marks; a slot whose word moved on may have been taken without them.
-  fence_.Heavy();
+  gate_.fence().Heavy();
   for (int k = 0; k < n_lagged; ++k) {
     // Taken meanwhile: the finisher decides on its own measure (the stack stays for its report).
     if (pending_.Word(lagged[k].index) != lagged[k].word) continue;
