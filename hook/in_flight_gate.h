@@ -58,7 +58,7 @@ class InFlightGate {
   void Close() noexcept { own_enabled_.store(false, std::memory_order_seq_cst); }
   // The same flag for the gate's other entries (Enter, EnterShared take a flag) and the caller's readers,
   // so that a caller keeps one flag, not a copy beside it.
-  const std::atomic<bool>& own_flag() const noexcept { return own_enabled_; }
+  constexpr const std::atomic<bool>& own_flag() const noexcept { return own_enabled_; }
 
   // Control path: proposes the owner (the app's main thread) if none is set yet.
   void ProposeOwner(uint32_t tid) noexcept;

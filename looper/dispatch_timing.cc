@@ -463,7 +463,7 @@ void internal::ReportFinished() {
 static void InFlight(uint64_t now_ns, bool running_too, std::vector<hook::Event>* out, void*) {
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (!ctx || !g.active.load(std::memory_order_acquire)) return;
-  if (g.poll_active.load(std::memory_order_acquire)) {
+  if (PollActive()) {
     DrainPollGaps();
     hook::Event running;
     if (running_too && PollRunningMessage(ctx, now_ns, &running)) out->push_back(running);
@@ -577,7 +577,7 @@ LooperCounters TimingCounters() {
   c.messages += c.poll_gaps;
   c.ticker_resumes = g.ticker_resumes.load(std::memory_order_relaxed);
   c.poll_rearms = g.poll_rearms.load(std::memory_order_relaxed);
-  if (g.poll_active.load(std::memory_order_acquire)) DrainPollGaps();  // the history as of now
+  if (PollActive()) DrainPollGaps();  // the history as of now
   c.poll_run_records = g.poll_run_records.load(std::memory_order_relaxed);
   c.poll_run_gaps = g.poll_run_gaps.load(std::memory_order_relaxed);
   c.poll_folded_gaps = g.poll_folded_gaps.load(std::memory_order_relaxed);

@@ -94,7 +94,7 @@ thread_local bool t_not_main = false;
 struct alignas(512) PollHot {
   // Lets StopPollSource wait until the main thread is out of the timing, with no locked instruction on the
   // main thread: the gate's owner side (a depth word only the main thread writes, and the fence's light
-  // half between it and the gate's own flag, which mirrors poll_active for the main thread; membarrier on
+  // half between it and the gate's own flag, which is the source's on/off flag (PollActive); membarrier on
   // the stopping side, full fences where membarrier is not available), entered through EnterOwner: only
   // the thread OnMainThread admitted gets that far. Its owner words: GapStart() and Armed() below.
   hook::InFlightGate gate;
@@ -182,7 +182,7 @@ void OnPollCheck(const hook::DeadlineFired& fired, void*);
 void OnPollResume(const hook::DeadlineFired& fired, void*);
 
 // The main thread inside the timing (not in epoll_wait): it marks itself in, then checks the gate's flag
-// (poll_active's copy in its line); StopPollSource clears both, then drains the gate. Only the thread
+// (the source's on/off flag, in its line); StopPollSource clears it, then drains the gate. Only the thread
 // OnMainThread admitted gets here (every other thread returns from the proxy before), so it enters as the
 // gate's owner without the owner lookup. A nested entry (a signal handler that polls) restores the depth
 // before the outer one goes on.
@@ -493,7 +493,7 @@ void* const kProxies[kHookCount] = {reinterpret_cast<void*>(&ProxyWait<0>),
 // the running gap (a sample now if it is old enough, else a check at its start + sample_after_ms), or,
 // when the main thread waits, nowhere until the next gap arms it.
 void ContinueChecks(const hook::PluginContext* ctx) {
-  if (!ctx->watchdog || !g.poll_active.load(std::memory_order_acquire)) {
+  if (!ctx->watchdog || !PollActive()) {
     Armed().store(false, std::memory_order_seq_cst);
     return;
   }
@@ -542,7 +542,7 @@ void OnPollSample(const hook::DeadlineFired& fired, void*) {
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (!ctx) return;
   const uint64_t id = fired.id & kSeqMask;
-  if (!g.poll_active.load(std::memory_order_acquire)) {  // stopped: the chain ends here
+  if (!PollActive()) {  // stopped: the chain ends here
     Armed().store(false, std::memory_order_seq_cst);
     return;
   }
@@ -624,6 +624,9 @@ void RemoveHooks() {
 }
 
 }  // namespace
+
+// PollActive()'s flag (timing_state.h): constant-initialised, the gate's own flag.
+const std::atomic<bool>* const g_poll_active = &g_hot.gate.own_flag();
 
 void DrainPollGapsLocked() {
   uint64_t tail = g.ring_tail.load(std::memory_order_relaxed);
@@ -709,7 +712,7 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
     *why = "the looper timing is not active";
     return false;
   }
-  if (g.poll_active.load(std::memory_order_acquire)) return true;
+  if (PollActive()) return true;
   // The gaps' clock is calibrated here, on the control path, by whichever monitor starts first (~2 ms,
   // once per process); never by a proxy.
   hook::CalibrateProcessEventClock();
@@ -730,8 +733,7 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
   g_hot.main_tp.store(0, std::memory_order_relaxed);  // learnt again from main_thread by its next call
   g_main_thread.store(main_thread, std::memory_order_release);
   g_resolve_tid.store(main_tid, std::memory_order_release);
-  g_hot.gate.Open();
-  g.poll_active.store(true, std::memory_order_release);
+  g_hot.gate.Open();  // the source's flag (PollActive), a release of all of the above
   size_t slots = 0;
   std::string failures, not_imported;
   for (int i = 0; i < kHookCount; ++i) {
@@ -772,8 +774,7 @@ void StopPollSource() {
   // runs the proxy, which now only clears the gap word (AfterLook's closed path). Removing them first would
   // leave the word holding the last gap the proxies saw while the main thread goes on through libc
   // directly, and an idle pass in that window would take a gap that ended long before as its start.
-  g.poll_active.store(false, std::memory_order_seq_cst);
-  g_hot.gate.Close();  // the main thread's copy (the gate's flag): proxies in flight pass straight through from now
+  g_hot.gate.Close();  // the source's flag (seq_cst): proxies in flight pass straight through from now
   g_hot.gate.Drain();  // whoever got in before the flag fell is short: no blocking call inside the mark
   // No proxy is inside the timing any more, and none enters it before the next start: the gap left open
   // is forgotten (the main thread's side too, race-free now) and its sampling deadline disarmed.
@@ -785,7 +786,7 @@ void StopPollSource() {
     ctx->watchdog->Disarm(kPollCheckTag);
     if (start) ctx->watchdog->Disarm(kPollSampleTag | (start & kSeqMask));
   }
-  // A deadline that fired meanwhile ends its chain on poll_active == false; either way nothing is armed
+  // A deadline that fired meanwhile ends its chain on PollActive() == false; either way nothing is armed
   // for the next start.
   Armed().store(false, std::memory_order_seq_cst);
   if (ctx) DrainPollGaps();
@@ -793,7 +794,7 @@ void StopPollSource() {
 
 void DrainPollSource() {
   Inside guard;  // DeactivateTiming waits for it: the context stays valid for the reports below
-  if (!guard.active() || !g.poll_active.load(std::memory_order_acquire)) return;
+  if (!guard.active() || !PollActive()) return;
   DrainPollGaps();
   ReportFinished();  // what this drain (or a report's or a status read's since the last one) queued
   // The race ContinueChecks and StartGap can both lose (no fence on the main thread): a gap running with

@@ -122,8 +122,7 @@ struct Timing {
 
   FrameStats frames;  // main thread only
 
-  // Poll source, main thread -> watchdog.
-  std::atomic<bool> poll_active{false};
+  // Poll source, main thread -> watchdog. Whether it is on: PollActive() below (the flag of its gate).
   // The gap in progress: PollRunning() below (it lives in the idle wrapper's shared words).
   std::atomic<bool> ticker_parked{false};       // FrameTicker parked: a long gap asks it to resume
   // A finished gap at least this long takes the main thread's slow path (CPU clock read, ticker resume):
@@ -193,6 +192,11 @@ void ReportFinished();
 // The drain takes mu; reports and exports call it too (through the in-flight provider), so that the
 // timeline holds every finished gap's record before they read it.
 void DrainPollGaps();
+// Whether the poll source is on (acquire): the flag of the gate its main-thread side enters, set and
+// cleared by StartPollSource/StopPollSource (one flag, in the main thread's line; no copy kept beside it).
+// Inline through a constant pointer (poll_timing.cc): no function of its own outside the ordered text.
+extern const std::atomic<bool>* const g_poll_active;
+inline bool PollActive() { return g_poll_active->load(std::memory_order_acquire); }
 // Recomputes poll_slow_ns from sample_after_ns, ticker_parked and refresh_ns (after any of them changed).
 void RefreshPollSlowThreshold();
 bool PollRunningMessage(const hook::PluginContext* ctx, uint64_t now_ns, hook::Event* out);
