@@ -96,12 +96,22 @@ bool SetCovered(JNIEnv* env, jint value) {
   return true;
 }
 
+// This thread's JNIEnv (attached as `thread` if it is not yet), or null with the reason in *why.
+// Always inline: a function of its own would sit outside the ordered text (lib/startup_order.ld).
+__attribute__((always_inline)) inline JNIEnv* EnvOrWhy(const char* thread, std::string* why) {
+  if (!jni::Vm()) {
+    *why = "no Java VM";
+    return nullptr;
+  }
+  return jni::AttachedEnv(jni::Vm(), thread, why);
+}
+
 // Control path (start, stop): covered down from the control thread.
 void ClearCoveredFromControl() {
   std::string why;
-  JNIEnv* env = jni::Vm() ? jni::AttachedEnv(jni::Vm(), "jankprobe-control", &why) : nullptr;
+  JNIEnv* env = EnvOrWhy("jankprobe-control", &why);
   if (!env) {
-    NoteCoveredError("covered not cleared: " + (jni::Vm() ? why : std::string("no Java VM")));
+    NoteCoveredError("covered not cleared: " + why);
     return;
   }
   SetCovered(env, 0);
@@ -117,7 +127,7 @@ void ClearCoveredFromControl() {
 void OnDeadline(const hook::DeadlineFired& fired, void*);
 void OnAttach(const hook::DeadlineFired&, void*) {
   std::string why;
-  if (jni::Vm() && jni::AttachedEnv(jni::Vm(), "jankprobe-watchdog", &why)) {
+  if (EnvOrWhy("jankprobe-watchdog", &why)) {
     g_timing.watchdog_env.store(true, std::memory_order_release);
     const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
     if (ctx && ctx->watchdog && g_timing.fence.expedited() && ctx->watchdog->Disarm(kDeadlineId)) {
@@ -127,8 +137,7 @@ void OnAttach(const hook::DeadlineFired&, void*) {
       OnDeadline(now, nullptr);
     }
   } else {
-    NoteCoveredError("the watchdog thread has no JNIEnv (" + (jni::Vm() ? why : std::string("no Java VM")) +
-                     "): every call takes nativeArm");
+    NoteCoveredError("the watchdog thread has no JNIEnv (" + why + "): every call takes nativeArm");
   }
 }
 
@@ -190,12 +199,12 @@ void OnDeadline(const hook::DeadlineFired& fired, void*) {
   // The gap word the start is judged by was stored by the main thread before the start (the poll source,
   // then the wrapper): a start seen after the fence comes with that gap word or a later one.
   std::string why;
-  JNIEnv* env = jni::Vm() ? jni::AttachedEnv(jni::Vm(), "jankprobe-watchdog", &why) : nullptr;
+  JNIEnv* env = EnvOrWhy("jankprobe-watchdog", &why);
   if (env) {
     SetCovered(env, 0);
   } else if (g_timing.watchdog_env.exchange(false, std::memory_order_acq_rel)) {
     // Set while this thread had an env (a restarted watchdog thread the VM refuses): never set again.
-    NoteCoveredError("the watchdog thread lost its JNIEnv (" + (jni::Vm() ? why : std::string("no Java VM")) +
+    NoteCoveredError("the watchdog thread lost its JNIEnv (" + why +
                      "): covered may stay set until the monitor restarts");
   }
   g_timing.deadline_armed.store(false, std::memory_order_seq_cst);
