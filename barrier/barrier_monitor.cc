@@ -94,10 +94,18 @@ class BarrierMonitor : public hook::MonitorImpl {
     if (!env) return false;
     if (!queue_.Open(env, why)) return false;
     open_ = true;
+    // The kind is settled here, once (a queue's implementation is chosen when it is made): the checks then
+    // read the list's fields and compute isIdle() themselves, without a Java call.
     std::string evidence;
-    if (!queue_.KeepsMessagesInList(env, &evidence)) {
-      MarkUnsupported(evidence);
-      return true;  // running, but its status and report say the check cannot work here
+    switch (queue_.Classify(env, &evidence)) {
+      case QueueKind::kList: break;
+      case QueueKind::kNotList:
+        MarkUnsupported(evidence);
+        return true;  // running, but its status and report say the check cannot work here
+      case QueueKind::kUnknown:
+        queue_.Close(env);
+        open_ = false;
+        return Fail(why, evidence);
     }
     periodic_ = context_->watchdog->AddPeriodic(check_ns_.load(), OnCheck, this);
     if (periodic_ < 0) {
@@ -154,10 +162,6 @@ class BarrierMonitor : public hook::MonitorImpl {
       ++checks_;
     }
     if (!head.read) return SetError(why);
-    if (head.empty && !head.idle) {
-      // Legacy queues keep every message in mMessages: "empty but not idle" means a queue we cannot read.
-      return MarkUnsupported("MessageQueue.mMessages is null while the queue is not idle");
-    }
     if (!head.is_barrier) return;
     const int64_t age_ms = head.now_ms - head.when_ms;
     if (age_ms <= leak_ms_.load(std::memory_order_relaxed)) return;

@@ -6,8 +6,11 @@
 // barrier.auto_remove the barrier is removed with removeSyncBarrier(token) and the synchronous probe must
 // then run: a `barrier_removed` report says whether it did.
 //
-// A queue whose mMessages stays null while it holds messages (Android 17's lock-free queue) cannot be
-// inspected this way: the check then says `unsupported` (status and one report), never "no barrier".
+// A queue that does not keep its messages in mMessages (Android 16's concurrent implementation, flagged by
+// mUseConcurrent; Android 17's lock-free queue, whose mMessages stays null while it holds messages) cannot
+// be inspected this way: found once at start (MainQueue::Classify), the check then says `unsupported`
+// (status and one report), never "no barrier". A queue whose kind cannot be told leaves the monitor off
+// with the reason. The periodic check itself calls no Java method (barrier/main_queue.h).
 #ifndef JANKPROBE_BARRIER_BARRIER_MONITOR_H_
 #define JANKPROBE_BARRIER_BARRIER_MONITOR_H_
 

@@ -1,5 +1,6 @@
 #include "barrier/main_queue.h"
 
+#include "hook/jni/java_stack_release.h"
 #include "hook/jni/jni_refs.h"
 #include "hook/jni/jni_util.h"
 
@@ -38,10 +39,10 @@ QueueHead MainQueue::ReadHead(JNIEnv* env, std::string* why) const {
     jni::TakeException(env, "MonitorEnter(queue)", why);
     return h;
   }
-  h.now_ms = env->CallStaticLongMethod(jni::Queue().system_clock, jni::Queue().uptime_millis);
-  const bool clock_failed = jni::TakeException(env, "SystemClock.uptimeMillis", why);
-  jobject head = clock_failed ? nullptr : env->GetObjectField(queue_, b.messages);
-  if (!clock_failed && !jni::TakeException(env, "read mMessages", why)) {
+  // Under the lock, as isIdle() reads it: nothing is enqueued or dispatched between the clock and the head.
+  h.now_ms = UptimeMillis();
+  jobject head = env->GetObjectField(queue_, b.messages);
+  if (!jni::TakeException(env, "read mMessages", why)) {
     h.empty = head == nullptr;
     if (head) {
       jobject target = env->GetObjectField(head, b.msg_target);
@@ -49,8 +50,8 @@ QueueHead MainQueue::ReadHead(JNIEnv* env, std::string* why) const {
       h.when_ms = env->GetLongField(head, b.msg_when);
       h.token = env->GetIntField(head, b.msg_arg1);
     }
-    // isIdle takes the same (reentrant) lock: consistent with the head just read.
-    h.idle = env->CallBooleanMethod(queue_, b.queue_is_idle);
+    // MessageQueue.isIdle() of the list queue: `mMessages == null || now < mMessages.when`.
+    h.idle = h.empty || h.now_ms < h.when_ms;
     h.read = !jni::TakeException(env, "read the queue head", why);
   }
   env->MonitorExit(queue_);
@@ -58,31 +59,55 @@ QueueHead MainQueue::ReadHead(JNIEnv* env, std::string* why) const {
   return h;
 }
 
-bool MainQueue::KeepsMessagesInList(JNIEnv* env, std::string* why) const {
+QueueKind MainQueue::Classify(JNIEnv* env, std::string* why) const {
   const jni::BarrierRefs& b = jni::Barrier();
+  if (b.use_concurrent) {
+    const jboolean concurrent = env->GetBooleanField(queue_, b.use_concurrent);
+    if (jni::TakeException(env, "read MessageQueue.mUseConcurrent", why)) return QueueKind::kUnknown;
+    if (concurrent) {
+      *why = "MessageQueue.mUseConcurrent is true: the concurrent queue keeps no messages in mMessages";
+      return QueueKind::kNotList;
+    }
+  }
   constexpr int64_t kFarFutureMs = 3600 * 1000;
-  if (!PostProbe(env, kShapeProbe, false, kFarFutureMs, why)) return true;  // cannot tell: assume legacy
+  std::string post_why;
+  if (!PostProbe(env, kShapeProbe, false, kFarFutureMs, &post_why)) {
+    *why = "cannot tell whether the main queue keeps its messages in mMessages: " + post_why;
+    return QueueKind::kUnknown;
+  }
   bool head_null = false;
+  bool head_read = false;
   if (env->MonitorEnter(queue_) == JNI_OK) {
     jobject head = env->GetObjectField(queue_, b.messages);
-    jni::TakeException(env, "read mMessages", nullptr);
+    head_read = !jni::TakeException(env, "read mMessages", why);
     head_null = head == nullptr;
     if (head) env->DeleteLocalRef(head);
     env->MonitorExit(queue_);
   }
-  jni::TakeException(env, "MonitorEnter(queue)", nullptr);
-  const int queued = HasProbe(env, kShapeProbe, nullptr);
+  const bool locked = !jni::TakeException(env, "MonitorEnter(queue)", why);
+  const int queued = HasProbe(env, kShapeProbe, why);
   RemoveProbe(env, kShapeProbe);
+  if (!locked || !head_read || queued < 0) {
+    *why = "cannot tell whether the main queue keeps its messages in mMessages: " + *why;
+    return QueueKind::kUnknown;
+  }
   if (queued == 1 && head_null) {
     *why = "MessageQueue.mMessages is null while the queue holds a message (lock-free queue)";
-    return false;
+    return QueueKind::kNotList;
   }
-  return true;
+  // queued == 0: the probe left the queue before the read (the looper is quitting, or the app removed our
+  // message): nothing learnt either way.
+  if (queued == 0) {
+    *why = "cannot tell whether the main queue keeps its messages in mMessages: the probe left the queue";
+    return QueueKind::kUnknown;
+  }
+  return QueueKind::kList;
 }
 
 bool MainQueue::PostProbe(JNIEnv* env, int what, bool async, int64_t delay_ms, std::string* why) const {
   const jni::BarrierRefs& b = jni::Barrier();
   jni::ScopedLocalFrame frame(env, 4);
+  jni::NoteJavaFramesRan();
   jobject msg = env->CallStaticObjectMethod(b.message, b.msg_obtain, handler_, what);
   if (jni::TakeException(env, "Message.obtain", why) || !msg) return false;
   if (async) {
@@ -100,17 +125,20 @@ bool MainQueue::PostProbe(JNIEnv* env, int what, bool async, int64_t delay_ms, s
 }
 
 int MainQueue::HasProbe(JNIEnv* env, int what, std::string* why) const {
+  jni::NoteJavaFramesRan();
   const jboolean has = env->CallBooleanMethod(handler_, jni::Barrier().handler_has, what);
   if (jni::TakeException(env, "Handler.hasMessages", why)) return -1;
   return has ? 1 : 0;
 }
 
 void MainQueue::RemoveProbe(JNIEnv* env, int what) const {
+  jni::NoteJavaFramesRan();
   env->CallVoidMethod(handler_, jni::Barrier().handler_remove, what);
   jni::TakeException(env, "Handler.removeMessages", nullptr);
 }
 
 bool MainQueue::RemoveSyncBarrier(JNIEnv* env, int32_t token, std::string* why) const {
+  jni::NoteJavaFramesRan();
   env->CallVoidMethod(queue_, jni::Barrier().remove_sync_barrier, static_cast<jint>(token));
   return !jni::TakeException(env, "MessageQueue.removeSyncBarrier", why);
 }

@@ -1,6 +1,11 @@
 // JNI access to the main MessageQueue for the barrier monitor: the head read under the queue's monitor,
 // probe messages on a plain Handler of the main looper, and barrier removal. Every call clears any
 // exception it causes and reports it as a reason.
+//
+// The periodic head read calls no Java method: it runs on the watchdog, and every Java call HotSpot makes on
+// a thread touches ~80 KiB of its stack (hook/jni/java_stack_release.h). The queue's lock, the field reads
+// and the clock are JNI and native; whether the queue keeps its messages in mMessages at all is settled
+// once, at Open (Classify), instead of by MessageQueue.isIdle() at every check.
 #ifndef JANKPROBE_BARRIER_MAIN_QUEUE_H_
 #define JANKPROBE_BARRIER_MAIN_QUEUE_H_
 
@@ -9,16 +14,31 @@
 #include <cstdint>
 #include <string>
 
+#include "hook/clock.h"
+
 namespace jp::barrier {
+
+// SystemClock.uptimeMillis() without a Java call, the base of Message.when. Android's is CLOCK_MONOTONIC in
+// whole milliseconds, truncated (libutils' uptimeMillis(): systemTime(SYSTEM_TIME_MONOTONIC) / 1 ms); the
+// host stand-in (tests/java/android/os/SystemClock.java) is System.nanoTime() / 1000000, and HotSpot's
+// nanoTime on Linux is CLOCK_MONOTONIC as well.
+inline int64_t UptimeMillis() { return static_cast<int64_t>(hook::MonotonicNs() / hook::kNsPerMs); }
 
 struct QueueHead {
   bool read = false;        // false: the read failed (*why says why)
   bool empty = true;        // mMessages was null
-  bool idle = true;         // isIdle() under the same lock (nothing due)
+  bool idle = true;         // nothing due: what MessageQueue.isIdle() returns, from the same fields and lock
   bool is_barrier = false;  // head has no target
   int32_t token = 0;        // arg1 of a barrier
   int64_t when_ms = 0;      // uptimeMillis base
-  int64_t now_ms = 0;       // SystemClock.uptimeMillis() while the lock was held
+  int64_t now_ms = 0;       // UptimeMillis() while the lock was held
+};
+
+// What Classify found out about the main queue.
+enum class QueueKind {
+  kList,     // the classic queue: every message in the mMessages list, guarded by the queue's monitor
+  kNotList,  // a queue that keeps its messages elsewhere (concurrent / lock-free): the check cannot work
+  kUnknown,  // could not tell (the probe could not be posted): the check must not run on a guess
 };
 
 class MainQueue {
@@ -32,10 +52,15 @@ class MainQueue {
   bool Open(JNIEnv* env, std::string* why);
   void Close(JNIEnv* env);
 
+  // Only on a queue Classify found to be kList: MessageQueue.isIdle() of that queue is computed from the
+  // fields read here, and isIdle() was also what told other queues apart at every check.
   QueueHead ReadHead(JNIEnv* env, std::string* why) const;
-  // Whether the queue keeps its messages in mMessages: a far-future probe is posted, mMessages read, the
-  // probe removed. false with *why = the evidence when the queue holds it but mMessages is null.
-  bool KeepsMessagesInList(JNIEnv* env, std::string* why) const;
+  // Which kind the main queue is, once at start; *why = the evidence for kNotList, the failure for kUnknown.
+  // First the implementation flag where the class has one (mUseConcurrent, final per queue: true is
+  // kNotList), then a far-future probe posted, mMessages read under the lock, the probe removed: a queue
+  // that holds the probe while mMessages is null is kNotList (Android 17's lock-free queue keeps the field,
+  // always null).
+  QueueKind Classify(JNIEnv* env, std::string* why) const;
 
   bool PostProbe(JNIEnv* env, int what, bool async, int64_t delay_ms, std::string* why) const;
   // 1 queued, 0 not queued, -1 failed.

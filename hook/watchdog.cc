@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "hook/clock.h"
+#include "hook/jni/java_stack_release.h"
 
 namespace jp::hook {
 namespace {
@@ -271,6 +272,12 @@ uint64_t Watchdog::RunPeriodic(uint64_t now) {
   return nearest;
 }
 
+// Here, at the loop's shallowest point: the callbacks that ran Java frames (the attach, a lag's Java stack,
+// a barrier removal) have returned, and what HotSpot's stack banging left resident below them goes back.
+namespace {
+inline void ReleaseStackAfterJava() { jni::ReleaseStackIfJavaRan(); }
+}  // namespace
+
 void Watchdog::Loop() {
   pthread_setname_np(pthread_self(), "jp-watchdog");
   tid_.store(Gettid(), std::memory_order_release);
@@ -282,6 +289,7 @@ void Watchdog::Loop() {
     const uint64_t now = MonotonicNs();
     const uint64_t deadline = FireDue(now);
     const uint64_t periodic = RunPeriodic(now);
+    ReleaseStackAfterJava();
     const uint64_t nearest = deadline < periodic ? deadline : periodic;
     if (nearest != kNever && nearest <= MonotonicNs()) continue;  // came due while callbacks ran
     planned_wake_ns_.store(nearest, std::memory_order_seq_cst);

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <string>
 
+#include "hook/jni/java_stack_release.h"
 #include "hook/jni/jni_refs.h"
 #include "hook/jni/jni_util.h"
 #include "hook/monitor.h"
@@ -74,6 +75,7 @@ long CaptureMainStack(void*, char* buf, size_t cap) {
     thread = g_main_thread ? env->NewLocalRef(g_main_thread) : nullptr;
   }
   if (!thread) return fail("main thread unknown: JankProbe.start() was not called from Java");
+  NoteJavaFramesRan();  // the watchdog gives back the stack this touches once its callback returned
   auto frames = static_cast<jobjectArray>(env->CallObjectMethod(thread, g_refs.get_stack_trace));
   if (TakeException(env, "Thread.getStackTrace", &why) || !frames) return fail(why);
   const jsize n = env->GetArrayLength(frames);

@@ -190,7 +190,6 @@ void ResolveBarrier(JNIEnv* env) {
   BarrierRefs& b = g_barrier;
   jclass mq = g_queue.message_queue;
   b.messages = r.Field(mq, "MessageQueue", "mMessages", "Landroid/os/Message;");
-  b.queue_is_idle = r.Method(mq, "MessageQueue", "isIdle", "()Z");
   b.remove_sync_barrier = r.Method(mq, "MessageQueue", "removeSyncBarrier", "(I)V");
   b.message = r.Class("android/os/Message");
   b.msg_target = r.Field(b.message, "Message", "target", "Landroid/os/Handler;");
@@ -206,6 +205,11 @@ void ResolveBarrier(JNIEnv* env) {
   b.handler_remove = r.Method(b.handler, "Handler", "removeMessages", "(I)V");
   b.ok = r.ok();
   b.why = r.why();
+  if (b.ok) {
+    // Optional: its absence (NoSuchFieldError, cleared) means a queue with one implementation.
+    b.use_concurrent = env->GetFieldID(mq, "mUseConcurrent", "Z");
+    if (env->ExceptionCheck()) env->ExceptionClear();
+  }
 }
 
 void JNICALL NativeLooperBegin(JNIEnv* env, jclass, jstring line) {

@@ -48,7 +48,10 @@ struct BarrierRefs {
   bool ok = false;
   std::string why;
   jfieldID messages = nullptr;            // MessageQueue.mMessages
-  jmethodID queue_is_idle = nullptr;      // boolean isIdle()
+  // MessageQueue.mUseConcurrent (boolean, final): Android 16's MessageQueue holds two implementations and
+  // this says which one a queue uses (true: the concurrent one, which keeps nothing in mMessages). Optional:
+  // null on queues that have one implementation (older releases, the host stand-ins).
+  jfieldID use_concurrent = nullptr;
   jmethodID remove_sync_barrier = nullptr;  // void removeSyncBarrier(int)
   jclass message = nullptr;
   jfieldID msg_target = nullptr;          // Message.target (Handler)

@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include "hook/jni/java_stack_release.h"
+
 namespace jp::jni {
 namespace {
 
@@ -63,6 +65,7 @@ JNIEnv* AttachedEnv(JavaVM* vm, const char* thread_name, std::string* why) {
     if (why) *why = "AttachCurrentThreadAsDaemon refused";
     return nullptr;
   }
+  NoteJavaFramesRan();  // the attach ran Thread's constructor on this stack
   pthread_once(&g_detach_once, MakeDetachKey);
   pthread_setspecific(g_detach_key, vm);
   return env;
