@@ -577,6 +577,8 @@ LooperCounters TimingCounters() {
   c.messages += c.poll_gaps;
   c.ticker_resumes = g.ticker_resumes.load(std::memory_order_relaxed);
   c.poll_rearms = g.poll_rearms.load(std::memory_order_relaxed);
+  c.poll_check_arms = g.poll_check_arms.load(std::memory_order_relaxed);
+  c.poll_checks = g.poll_checks.load(std::memory_order_relaxed);
   if (PollActive()) DrainPollGaps();  // the history as of now
   c.poll_run_records = g.poll_run_records.load(std::memory_order_relaxed);
   c.poll_run_gaps = g.poll_run_gaps.load(std::memory_order_relaxed);

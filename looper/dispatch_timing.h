@@ -43,6 +43,10 @@ struct LooperCounters {
   uint64_t poll_ring_full = 0;  // ... not added to the history (the watchdog had not drained them)
   uint64_t ticker_resumes = 0;  // ... parked frame ticker resumed because of a long gap
   uint64_t poll_rearms = 0;     // ... sampling check re-armed by the periodic check (a lost race)
+  uint64_t poll_check_arms = 0; // ... sampling check chains the main thread started (a gap after the
+                                //     watchdog found a whole check period without one)
+  uint64_t poll_checks = 0;     // ... check deadlines the watchdog ran (about one per sample_after_ms
+                                //     while the main thread works)
   uint64_t poll_run_records = 0;  // ... `looper.run` records appended (back-to-back gaps under record_min_us,
                                   //     busy for record_min_us in all)
   uint64_t poll_run_gaps = 0;     // ... gaps those records hold

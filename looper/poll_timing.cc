@@ -31,11 +31,21 @@
 
 // Sampling deadline: armed lazily, not per gap. Arming one per message (as the printer source does) wakes
 // the watchdog with a futex whenever the new deadline is earlier than its planned wake, which on a busy
-// main thread is most messages. Here one "check" deadline is outstanding while the main thread works: the
-// first gap after a wait arms it at start + sample_after_ms; when it fires it looks at the gap running
-// then: old enough -> a stack-capturing sample deadline for that gap (which re-arms itself every
-// sample_interval_ms while the gap lasts); younger -> the check moves to its start + sample_after_ms;
-// none (the thread waits) -> nothing is armed until the next gap. A race where both sides miss each other
+// main thread is most messages. Here one "check" deadline is outstanding while the main thread works (a
+// chain the watchdog keeps going): the first gap with none outstanding arms it at start + sample_after_ms;
+// when it fires it looks at the gap running then: old enough -> a stack-capturing sample deadline for
+// that gap (which re-arms itself every sample_interval_ms while the gap lasts); younger -> the check moves
+// to its start + sample_after_ms; none (the thread waits) but gaps ended since the chain's last look ->
+// the check moves to now + sample_after_ms (a gap that starts meanwhile is looked at by its start +
+// sample_after_ms, then gets its own check there); none and no gap since the last look (a whole check
+// period quiet) -> the chain ends and the next gap starts one. Why the watchdog keeps it going: when the
+// chain ended at the first check that found the thread waiting, which in an app that works in short
+// bursts between blocking waits (the demo app: ~120 waits a second) is nearly every check, the first gap
+// after the next wait armed it again: Watchdog::Arm on the main thread about once per check period (its
+// deadline table's lines cold after the wait, a futex wake of the sleeping watchdog). Now a busy main
+// thread arms nothing, and the watchdog costs the same as before, at most one wake per sample_after_ms
+// (12.5 a second at the default 80 ms); an idle app costs it one or two wakes after its last gap (the
+// check that sees it, the quiet one), then none. A race where both sides miss each other at the chain's end
 // (no fence on the main thread) is caught by the periodic check within kPrinterCheckMs. The main thread's
 // CPU clock is read once at the end of a gap that ran past sample_after_ms only; the watchdog reads it
 // (from its tid) at the first sample, so lagging gaps carry "CPU since the first sample".
@@ -342,14 +352,24 @@ inline void EndGap(uint64_t t1) {
   EndGapSlow(start, wall, t1, head);
 }
 
-// The first gap after a wait arms the sampling check; later ones find it armed (one relaxed load).
-// The gap's start is read here, not passed: the fast path then keeps no copy of it for the call.
+// Arms the chain's next check. Its deadline is the chain's (g.poll_check_due): a check that fires with
+// another one is not the chain's and does nothing (see OnPollCheck).
+inline void ArmCheckAt(const hook::PluginContext* ctx, uint64_t due) {
+  g.poll_check_due.store(due, std::memory_order_relaxed);
+  ctx->watchdog->Arm(kPollCheckTag, due, OnPollCheck, nullptr);
+}
+
+// The first gap after the chain ended (a check period without a gap) starts it again; every other gap
+// finds it armed (one relaxed load in StartGap). Rare since the watchdog keeps the chain going while the
+// thread works (see the top): out of line, in plain .text. The gap's start is read here, not passed: the
+// fast path then keeps no copy of it for the call.
 __attribute__((noinline)) void ArmCheck() {
   const uint64_t t0 = GapStart().load(std::memory_order_relaxed);
   if (Armed().exchange(true, std::memory_order_acq_rel)) return;
+  g.poll_check_arms.store(g.poll_check_arms.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (ctx && ctx->watchdog) {
-    ctx->watchdog->Arm(kPollCheckTag, t0 + g.sample_after_ns.load(std::memory_order_relaxed), OnPollCheck, nullptr);
+    ArmCheckAt(ctx, t0 + g.sample_after_ns.load(std::memory_order_relaxed));
   }
 }
 
@@ -489,40 +509,63 @@ void* const kProxies[kHookCount] = {reinterpret_cast<void*>(&ProxyWait<0>),
 
 // ---- watchdog side ----
 
-// The lazily armed deadline goes on (the caller's deadline has just fired, so none is outstanding): to
-// the running gap (a sample now if it is old enough, else a check at its start + sample_after_ms), or,
-// when the main thread waits, nowhere until the next gap arms it.
+// Gaps ended so far: pushed into the ring, or appended by the main thread itself when it was full.
+inline uint64_t GapsEnded() {
+  return g.ring_head.load(std::memory_order_acquire) + g.poll_ring_full.load(std::memory_order_relaxed);
+}
+
+// The lazily armed deadline goes on (the caller's deadline has just fired, so none of this chain is
+// outstanding): to the running gap (a sample now if it is old enough, else a check at its start +
+// sample_after_ms); when the main thread waits, to now + sample_after_ms if it ended a gap since the
+// chain's last look, else nowhere (the chain ends: the next gap starts one).
 void ContinueChecks(const hook::PluginContext* ctx) {
   if (!ctx->watchdog || !PollActive()) {
     Armed().store(false, std::memory_order_seq_cst);
     return;
   }
   for (;;) {
-    const uint64_t start = PollRunning().load(std::memory_order_seq_cst);
-    if (start == 0) {
-      Armed().store(false, std::memory_order_seq_cst);
-      if (PollRunning().load(std::memory_order_seq_cst) == 0) return;
-      if (Armed().exchange(true, std::memory_order_acq_rel)) return;  // the main thread armed it meanwhile
-      continue;
-    }
-    const uint64_t due = start + g.sample_after_ns.load(std::memory_order_relaxed);
+    // The clock first: a gap that starts after the word below was read as 0 starts after `now`, so the
+    // check armed at now + sample_after_ms is at or before its start + sample_after_ms.
     const uint64_t now = GapClockNs();
-    if (due <= now) {
-      ctx->watchdog->Arm(kPollSampleTag | (start & kSeqMask), now, OnPollSample, nullptr, hook::Watchdog::kCaptureStack);
-    } else {
-      ctx->watchdog->Arm(kPollCheckTag, due, OnPollCheck, nullptr);
+    const uint64_t start = PollRunning().load(std::memory_order_seq_cst);
+    const uint64_t after = g.sample_after_ns.load(std::memory_order_relaxed);
+    const uint64_t ended = GapsEnded();
+    const bool worked = g.poll_check_seen.exchange(ended, std::memory_order_relaxed) != ended;
+    if (start != 0) {
+      const uint64_t due = start + after;
+      if (due <= now) {
+        ctx->watchdog->Arm(kPollSampleTag | (start & kSeqMask), now, OnPollSample, nullptr,
+                           hook::Watchdog::kCaptureStack);
+      } else {
+        ArmCheckAt(ctx, due);
+      }
+      return;
     }
-    return;
+    if (worked) {  // the thread works between waits: the chain goes on, Armed() stays set
+      ArmCheckAt(ctx, now + after);
+      return;
+    }
+    // A whole check period without a gap: the chain ends, unless a gap started meanwhile (it may have
+    // seen Armed() still set and armed nothing) or the main thread started a chain of its own.
+    Armed().store(false, std::memory_order_seq_cst);
+    if (PollRunning().load(std::memory_order_seq_cst) == 0) return;
+    if (Armed().exchange(true, std::memory_order_acq_rel)) return;  // the main thread armed it meanwhile
   }
 }
 
-void OnPollCheck(const hook::DeadlineFired&, void*) {
+void OnPollCheck(const hook::DeadlineFired& fired, void*) {
   Inside guard;
+  g.poll_checks.store(g.poll_checks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   if (!guard.active() || !ctx) {
     Armed().store(false, std::memory_order_seq_cst);
     return;
   }
+  // Not the chain's last check: one armed while StopPollSource ran (its Disarm missed it) that outlived
+  // a restart, beside the new start's chain. Going on would keep two chains (and their wakes) running
+  // while the thread works; whichever of them armed last is the chain, the other ends here, without
+  // touching Armed() (the chain's).
+  if (fired.deadline_ns != g.poll_check_due.load(std::memory_order_relaxed)) return;
   ContinueChecks(ctx);
 }
 

@@ -138,6 +138,17 @@ struct Timing {
   std::atomic<uint64_t> frame_count{0}, dropped_frames{0}, janky_frames{0}, refresh_ns{0};
   // Poll gaps timed: ring_head (every gap pushed, ever) + poll_ring_full (the ones that were not).
   std::atomic<uint64_t> poll_ring_full{0}, ticker_resumes{0}, poll_rearms{0};
+  // The poll source's sampling check chain (poll_timing.cc, ContinueChecks): started by the main thread
+  // (poll_check_arms: a gap found none outstanding; written by the main thread only), run by the watchdog
+  // (poll_checks: check deadlines it ran).
+  std::atomic<uint64_t> poll_check_arms{0};
+  // The chain's side, on a line of its own (the main thread writes it only when it starts a chain):
+  // poll_check_seen: gaps ended (ring_head + poll_ring_full) when the chain last looked, so that a check
+  // that finds the thread waiting knows whether it worked since; poll_check_due: the deadline of the
+  // check the chain armed last (another check that fires is a stale one: OnPollCheck).
+  alignas(64) std::atomic<uint64_t> poll_check_seen{0};
+  std::atomic<uint64_t> poll_check_due{0};
+  std::atomic<uint64_t> poll_checks{0};
   // Written by the drain (under mu): `looper.run` records and the gaps they hold; the gaps of runs too
   // short for a record (busy under record_min_ns).
   std::atomic<uint64_t> poll_run_records{0}, poll_run_gaps{0}, poll_folded_gaps{0};

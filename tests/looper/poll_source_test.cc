@@ -20,6 +20,8 @@
 #include <algorithm>
 #include <memory>
 #include <atomic>
+#include <fstream>
+#include <mutex>
 #include <set>
 #include <string>
 #include <chrono>
@@ -42,6 +44,39 @@ namespace {
 
 // The gaps' clock is within 50 us of CLOCK_MONOTONIC (hook/event_clock.h).
 constexpr uint64_t kClockSlackNs = 50 * 1000;
+
+// Ground truth for lateness the host caused: how long the thread has waited on a run queue while runnable
+// (/proc/<tid>/schedstat, second field). 0 when the kernel does not keep the figure.
+uint64_t RunDelayNs(pid_t tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+  uint64_t on_cpu = 0, waited = 0;
+  if (!(in >> on_cpu >> waited)) return 0;
+  return waited;
+}
+
+// The watchdog's stack captures (one per sampling deadline), timed on CLOCK_MONOTONIC.
+struct CaptureLog {
+  std::mutex mu;
+  std::vector<uint64_t> at_ns;
+  static long Capture(void* self, char* buf, size_t cap) {
+    auto* log = static_cast<CaptureLog*>(self);
+    const uint64_t now = hook::MonotonicNs();
+    {
+      std::lock_guard<std::mutex> lock(log->mu);
+      log->at_ns.push_back(now);
+    }
+    return std::snprintf(buf, cap, "test stack");
+  }
+  // The first capture at or after t (0: none).
+  uint64_t FirstFrom(uint64_t t) {
+    std::lock_guard<std::mutex> lock(mu);
+    uint64_t first = 0;
+    for (uint64_t a : at_ns) {
+      if (a >= t && (first == 0 || a < first)) first = a;
+    }
+    return first;
+  }
+};
 
 using CreateFn = jpfx_looper* (*)();
 using DestroyFn = void (*)(jpfx_looper*);
@@ -105,6 +140,15 @@ class PollSourceTest : public ::testing::Test {
     Config c;
     c.looper.record_min_us = us;
     c.looper.sample_after_ms = 5000;
+    looper::RetuneTiming(c);
+  }
+  // The sampling check's tests: sample_after_ms and sample_interval_ms, no lag report in their gaps.
+  void SetSampling(int32_t after_ms, int32_t interval_ms) {
+    Config c;
+    c.looper.sample_after_ms = after_ms;
+    c.looper.sample_interval_ms = interval_ms;
+    c.looper.lag_ms = 5000;
+    c.looper.anr_ms = 10000;
     looper::RetuneTiming(c);
   }
   // Reports of this type kept so far.
@@ -617,6 +661,111 @@ TEST_F(PollSourceTest, GapsAreTimedAgainAfterARestart) {
   EXPECT_EQ(looper::TimingCounters().poll_gaps - gaps0, 10u);
   looper::DrainPollSource();
   EXPECT_EQ(CountGapRecords(timeline_->Snapshot()), 20u);
+}
+
+// The sampling check chain (poll_timing.cc, ContinueChecks). A main thread that works between short blocking
+// waits (a message, then a wait of 1 ms, as an app's main thread between vsyncs and touches) keeps one check
+// chain going, run by the watchdog: the main thread arms it once, at the first gap after the start (when a
+// check that found the thread waiting ended the chain, the gap after the next wait armed it again: about
+// once per check period, 8 or 9 times here). Undisturbed (Attempt: no gap and no 1 ms wait reached half of
+// sample_after_ms), no check period can pass without a gap ending in it, so the chain never ends; the
+// watchdog's checks are at least half a period apart (a check moves to the running gap's start +
+// sample_after_ms, and no gap runs half of it).
+constexpr int32_t kCheckAfterMs = 40;
+constexpr uint64_t kCheckAfterNs = uint64_t{kCheckAfterMs} * hook::kNsPerMs;
+
+TEST_F(PollSourceTest, ABusyMainThreadWithShortWaitsArmsTheCheckOnce) {
+  SetSampling(kCheckAfterMs, kCheckAfterMs);
+  constexpr int kWaits = 300;
+  looper::LooperCounters c0, c1;
+  uint64_t fired0 = 0, fired1 = 0, t0 = 0, t1 = 0;
+  ASSERT_TRUE(Attempt(kCheckAfterNs / 2, [&] {
+    c0 = looper::TimingCounters();
+    fired0 = watchdog_.stats().deadlines_fired;
+    t0 = hook::MonotonicNs();
+    for (int i = 0; i < kWaits; ++i) {
+      Poll(0);  // ends a gap (the first call: starts the first one), starts the next
+      Poll(1);  // ends it, waits 1 ms (nothing to read), starts the next
+    }
+    t1 = hook::MonotonicNs();
+    c1 = looper::TimingCounters();
+    fired1 = watchdog_.stats().deadlines_fired;
+  }));
+  EXPECT_EQ(c1.poll_gaps - c0.poll_gaps, uint64_t{2 * kWaits - 1}) << "every gap timed";
+  EXPECT_EQ(c1.poll_check_arms - c0.poll_check_arms, 1u)
+      << "the main thread armed the check after " << c1.poll_check_arms - c0.poll_check_arms << " of " << kWaits
+      << " waits";
+  const uint64_t max_checks = (t1 - t0) / (kCheckAfterNs / 2) + 2;
+  EXPECT_LE(c1.poll_checks - c0.poll_checks, max_checks) << "in " << (t1 - t0) / hook::kNsPerMs << " ms";
+  EXPECT_LE(fired1 - fired0, max_checks) << "the watchdog woke for more than the chain's checks";
+  EXPECT_GE(c1.poll_checks - c0.poll_checks, 1u) << "in " << (t1 - t0) / hook::kNsPerMs << " ms";
+}
+
+// An idle main thread (one long wait) ends the chain: after the check that sees the last gaps and one
+// quiet period, the watchdog gets no check deadline; the next gap starts a chain again.
+TEST_F(PollSourceTest, AnIdleMainThreadEndsTheCheckChain) {
+  constexpr int32_t kAfterMs = 20;
+  constexpr int kIdleMs = 20 * kAfterMs;
+  SetSampling(kAfterMs, kAfterMs);
+  for (int i = 0; i < 50; ++i) {
+    Poll(0);
+    Poll(1);
+  }
+  const looper::LooperCounters c0 = looper::TimingCounters();
+  const uint64_t fired0 = watchdog_.stats().deadlines_fired;
+  const pid_t wd = watchdog_.thread_tid();
+  const uint64_t delay0 = RunDelayNs(wd);
+  Poll(kIdleMs);  // ends the gap, waits, and the gap it starts on return finds the chain ended
+  const uint64_t delay = RunDelayNs(wd) - delay0;
+  const looper::LooperCounters c1 = looper::TimingCounters();
+  // At most: a check that found the last gap running (moved to its start + 20 ms), the one that saw it
+  // ended (moved by a period), the quiet one that ends the chain. Never one per period of the wait (20).
+  EXPECT_LE(c1.poll_checks - c0.poll_checks, 3u);
+  EXPECT_LE(watchdog_.stats().deadlines_fired - fired0, 3u);
+  // The chain had ended when the wait returned, unless the host kept the watchdog from its three checks:
+  // then the gap after the wait may still have found it going.
+  const uint64_t chain_end_ns = 3 * uint64_t{kAfterMs} * hook::kNsPerMs + delay + 5 * hook::kNsPerMs;
+  if (chain_end_ns < uint64_t{kIdleMs} * hook::kNsPerMs) {
+    EXPECT_EQ(c1.poll_check_arms - c0.poll_check_arms, 1u) << "the gap after the wait starts the chain again";
+  } else {
+    std::printf("[   NOTE   ] the watchdog waited %llu ms for a CPU: the chain's end not checked\n",
+                static_cast<unsigned long long>(delay / hook::kNsPerMs));
+  }
+}
+
+// A long gap after a busy stretch (the chain going, its next check anywhere in the coming period) is still
+// sampled at its start + sample_after_ms: the chain's check moves to the gap's own due time when it finds it
+// running. Three times, after busy stretches of different lengths (the chain's phase differs each time):
+// sampling at the chain's period instead would be up to a period late, or early.
+TEST_F(PollSourceTest, ALongGapAfterABusyStretchIsSampledAtItsStartPlusSampleAfter) {
+  CaptureLog log;
+  watchdog_.SetStackCapture(&CaptureLog::Capture, &log);
+  SetSampling(kCheckAfterMs, kCheckAfterMs / 2);
+  const pid_t wd = watchdog_.thread_tid();
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 20 + 13 * round; ++i) {
+      Poll(0);
+      Poll(1);
+    }
+    const uint64_t delay0 = RunDelayNs(wd);
+    const uint64_t call = hook::MonotonicNs();
+    poll_(looper_, 1);  // the long gap starts on its return: in [call + 1 ms, ret]
+    const uint64_t ret = hook::MonotonicNs();
+    Spin(5 * kCheckAfterNs / 2);
+    const uint64_t samples0 = looper::TimingCounters().samples;
+    poll_(looper_, 0);  // it ends
+    const uint64_t delay = RunDelayNs(wd) - delay0;
+    const uint64_t start_lo = call + hook::kNsPerMs;
+    const uint64_t first = log.FirstFrom(start_lo);
+    ASSERT_NE(first, 0u) << "round " << round << ": the long gap was never sampled";
+    EXPECT_GT(samples0, 0u);
+    EXPECT_GE(first + kClockSlackNs, start_lo + kCheckAfterNs) << "round " << round << ": sampled early";
+    const uint64_t tolerance = 5 * hook::kNsPerMs + delay;
+    EXPECT_LE(first, ret + kCheckAfterNs + tolerance)
+        << "round " << round << ": sampled " << (first - ret - kCheckAfterNs) / 1000 << " us after its due time"
+        << " (the watchdog waited " << delay / 1000 << " us for a CPU)";
+  }
+  watchdog_.SetStackCapture(nullptr, nullptr);
 }
 
 }  // namespace
