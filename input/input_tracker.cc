@@ -224,13 +224,19 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt(InputTracker* self, int fd, 
     // go in first: a packet that then fails leaves a free slot with stale fields, which nothing reads.
     // Touches only (a MOTION is never shorter than its pointers' offset; a KEY always is): the decoder
     // is then compiled without its KEY branch and keeps fewer values live.
-    constexpr size_t kMinMotion = kLayoutTable[kLayout]->pointers_off;
-    static_assert(kLayoutTable[kLayout]->key_size < kMinMotion, "a KEY is shorter than any MOTION");
-    PendingEvent& e = SlotRegister(self->pending_.at(PendingEvents::OwnerFirstProbe(fd)));
-    const uint32_t word = e.word.load(std::memory_order_acquire);  // pairs with Free's release
-    if (__builtin_expect(StateOf(word) != kFree, 0) || __builtin_expect(static_cast<size_t>(n) < kMinMotion, 0)) {
+    constexpr const Layout& kL = *kLayoutTable[kLayout];
+    constexpr size_t kMinMotion = kL.pointers_off;
+    static_assert(kL.key_size < kMinMotion, "a KEY is shorter than any MOTION");
+    if (__builtin_expect(static_cast<size_t>(n) < kMinMotion, 0)) {
       return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
     }
+    // The probe is the event's (fd, seq): the seq read before decoding (a packet that then fails leaves
+    // its slot free, as below), where the decoder reads it.
+    static_assert(kMinMotion >= kHeaderSize + sizeof(uint32_t), "the seq is inside any MOTION");
+    const uint32_t seq = wire::U32(static_cast<const uint8_t*>(buf), kL.seq_in_header ? 4 : kHeaderSize);
+    PendingEvent& e = SlotRegister(self->pending_.at(PendingEvents::OwnerFirstProbe(fd, seq)));
+    const uint32_t word = e.word.load(std::memory_order_acquire);  // pairs with Free's release
+    if (__builtin_expect(StateOf(word) != kFree, 0)) return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
     e.fd = fd;
     e.tid = self->owner_tid_.load(std::memory_order_relaxed);  // the caller's: it is the owner
     e.fd_mode = false;
@@ -268,6 +274,7 @@ JP_INPUT_COLD ssize_t InputTracker::ReceivedRest(int fd, uint64_t due, ssize_t n
 
 JP_INPUT_COLD ssize_t InputTracker::ReceivedOwnerGeneral(int fd, const void* buf, ssize_t n, uint64_t now,
                                                          size_t capacity) noexcept {
+  owner_general_reads_.Add(true);
   Received(true, owner_tid_.load(std::memory_order_relaxed), fd, buf, n, capacity, now);
   return LeaveAsOwner(n);
 }
@@ -325,7 +332,7 @@ void InputTracker::ReceivedFdMode(bool owner, uint32_t tid, int fd, uint64_t now
 }
 
 void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev, uint64_t now) noexcept {
-  const int index = pending_.Claim(owner, fd);
+  const int index = pending_.Claim(owner, fd, ev ? ev->seq : 0);
   if (__builtin_expect(index < 0, 0)) {
     table_full_.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -365,11 +372,12 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::SentAt(InputTracker* self, int fd, cons
     if (__builtin_expect(DecodeSentAs<kLayout>(buf, static_cast<size_t>(n), &f) != Verdict::kOk, 0)) {
       return self->SentOwnerGeneral(fd, buf, n, now);
     }
-    // Take's usual case (the event is in the first probe: a channel's events are finished in order)
-    // and a ring with room by the producer's cached tail; otherwise nothing is written yet and the
-    // general path does it all (Take's search, RefreshTail).
+    // Take's usual case (the event is in the first probe: its (fd, seq) slot, where the read put it
+    // unless more than PendingEvents::kLanes of its channel were in flight) and a ring with room by the
+    // producer's cached tail; otherwise nothing is written yet and the general path does it all (Take's
+    // search, RefreshTail).
     // (No fd_mode test: an fd-mode slot has seq 0, which no decoded FINISHED has.)
-    PendingEvent& e = SlotRegister(self->pending_.at(PendingEvents::OwnerFirstProbe(fd)));
+    PendingEvent& e = SlotRegister(self->pending_.at(PendingEvents::OwnerFirstProbe(fd, f.seq)));
     const uint32_t seen = e.word.load(std::memory_order_acquire);
     const uint64_t head = self->finished_.Head();
     if (__builtin_expect(StateOf(seen) != kPending || e.fd != fd || e.seq != f.seq, 0) ||
@@ -412,6 +420,7 @@ JP_INPUT_COLD ssize_t InputTracker::FinishRest(const PendingEvent* slot, uint64_
 }
 
 JP_INPUT_COLD ssize_t InputTracker::SentOwnerGeneral(int fd, const void* buf, ssize_t n, uint64_t now) noexcept {
+  owner_general_sends_.Add(true);
   Sent(true, fd, buf, n, now);
   return LeaveAsOwner(n);
 }
@@ -544,6 +553,8 @@ InputTracker::Counters InputTracker::counters() const {
     c.rejected_sent[i] = rejected_sent_[i].Load();
   }
   c.unmatched_finished = unmatched_finished_.Load();
+  c.owner_general_reads = owner_general_reads_.Load();
+  c.owner_general_sends = owner_general_sends_.Load();
   c.table_full = table_full_.load();
   c.arm_failures = arm_failures_.load();
   c.lag_reports = lag_reports_.load();
@@ -568,6 +579,8 @@ void InputTracker::WriteCounters(hook::JsonOut& w) const {
   w.Field("events_finished", c.events_finished);
   w.Field("fd_timed", c.fd_timed);
   w.Field("unmatched_finished", c.unmatched_finished);
+  w.Field("owner_general_reads", c.owner_general_reads);
+  w.Field("owner_general_sends", c.owner_general_sends);
   w.Field("table_full", c.table_full);
   w.Field("arm_failures", c.arm_failures);
   w.Field("lag_reports", c.lag_reports);

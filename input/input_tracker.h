@@ -124,6 +124,11 @@ class InputTracker {
     uint64_t rejected_received[kVerdictCount] = {};
     uint64_t rejected_sent[kVerdictCount] = {};
     uint64_t unmatched_finished = 0;     // FINISHED for an event we never saw read
+    // The owner's reads and sends its entry left to the general path (the fast path's slot was taken, a
+    // FINISHED's event was not in its first probe, a send that is no FINISHED, a full ring, ...): how
+    // often the main thread pays the slow way (a read or send of another thread is not counted here).
+    uint64_t owner_general_reads = 0;
+    uint64_t owner_general_sends = 0;
     uint64_t table_full = 0;
     uint64_t arm_failures = 0;
     uint64_t lag_reports = 0;
@@ -336,7 +341,7 @@ class InputTracker {
   };
   SlotStacks stacks_;
 
-  hook::SplitCounter fd_timed_, unmatched_finished_;
+  hook::SplitCounter fd_timed_, unmatched_finished_, owner_general_reads_, owner_general_sends_;
   hook::SplitCounter rejected_received_[kVerdictCount];
   hook::SplitCounter rejected_sent_[kVerdictCount];
   std::atomic<uint64_t> table_full_{0}, arm_failures_{0}, lag_reports_{0}, anr_reports_{0},

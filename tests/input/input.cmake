@@ -13,3 +13,6 @@ jp_add_gtest(finished_ring_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/finished_ring_
 jp_add_gtest(input_drain_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/input_drain_test.cc
              LIBS jp_input jp_hook jp_plt jp_libinput TIMEOUT 60)
 jp_add_gtest(channel_table_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/channel_table_test.cc LIBS jp_input TIMEOUT 60)
+# Which way the main thread's reads and FINISHED go (fast path or general) for each order of finishing.
+jp_add_gtest(input_finish_order_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/input_finish_order_test.cc
+             LIBS jp_input jp_hook jp_plt jp_libinput TIMEOUT 60)

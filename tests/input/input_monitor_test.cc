@@ -256,7 +256,8 @@ void ExpectStatusCountersAreTheTrackers() {
   const InputTracker::Counters c = InputTracker::Get().counters();
   std::vector<std::pair<std::string, uint64_t>> want = {
       {"events_read", c.events_read}, {"events_finished", c.events_finished}, {"fd_timed", c.fd_timed},
-      {"unmatched_finished", c.unmatched_finished}, {"table_full", c.table_full},
+      {"unmatched_finished", c.unmatched_finished}, {"owner_general_reads", c.owner_general_reads},
+      {"owner_general_sends", c.owner_general_sends}, {"table_full", c.table_full},
       {"arm_failures", c.arm_failures}, {"lag_reports", c.lag_reports}, {"anr_reports", c.anr_reports},
       {"dropped_at_disable", c.dropped_at_disable}, {"deadline_scans", c.deadline_scans},
       {"records_drained", c.records_drained}, {"records_ring_full", c.records_ring_full},
