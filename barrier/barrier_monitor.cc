@@ -8,6 +8,7 @@
 
 #include "barrier/main_queue.h"
 #include "hook/clock.h"
+#include "hook/jni/java_stack_release.h"
 #include "hook/jni/jni_refs.h"
 #include "hook/jni/jni_util.h"
 #include "hook/json_out.h"
@@ -79,6 +80,13 @@ class BarrierMonitor : public hook::MonitorImpl {
     w.Field("confirmed", confirmed_);
     w.Field("removed", removed_);
     if (!reason_.empty()) w.Field("reason", reason_);
+    // Stack given back after Java ran on our attached threads, the watchdog and the report delivery thread
+    // (hook/jni/java_stack_release.h): here because the barrier check was the watchdog's one steady Java
+    // caller; a count that grows with `checks` while no report is delivered means a check calls Java again.
+    const jni::StackReleaseCounts stack = jni::StackReleaseCountsNow();
+    w.Field("stack_releases", stack.releases);
+    w.Field("stack_released_kb", stack.released_bytes / 1024);
+    if (stack.failures) w.Field("stack_release_error", stack.last_error);
     w.EndObject();
     return w.Take();
   }

@@ -41,7 +41,7 @@ std::mutex g_mu;                  // guards the two global refs below
 jobject g_listener = nullptr;     // global ref
 jobject g_main_thread = nullptr;  // global ref to the Thread that called start()
 
-void DeliverToJava(const char* report_json, void*) {
+void CallJavaListener(const char* report_json, void*) {
   std::string why;
   JNIEnv* env = AttachedEnv(g_refs.vm, "jankprobe-report", &why);
   if (!env) return;
@@ -55,8 +55,17 @@ void DeliverToJava(const char* report_json, void*) {
   if (!listener) return;
   jstring json = env->NewStringUTF(report_json);
   if (TakeException(env, "NewStringUTF", &why) || !json) return;
+  NoteJavaFramesRan();
   env->CallVoidMethod(listener, g_refs.on_report, json);
   TakeException(env, "ReportListener.onReport threw", &why);  // the app's bug must not kill our thread
+}
+
+// The delivery thread (hook/report_sink.cc) is ours and attached too: what the attach and the listener's
+// Java frames left below this frame goes back, as on the watchdog. Reports are rare; the next one faults
+// it in again.
+void DeliverToJava(const char* report_json, void* arg) {
+  CallJavaListener(report_json, arg);
+  ReleaseStackIfJavaRan();
 }
 
 long CaptureMainStack(void*, char* buf, size_t cap) {

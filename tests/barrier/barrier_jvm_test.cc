@@ -1,13 +1,23 @@
 // The barrier monitor on a real JVM with the faithful stand-ins: a leaked barrier (the scripted bug) is
 // detected within leak_ms + check_ms, confirmed by the probes, removed, and the main loop resumes; barriers
 // released normally (traversal-like pairs) are never reported; without auto_remove the leak is reported and
-// left in place.
+// left in place. The check calls no Java method: its clock is the native one (checked against the
+// stand-in's SystemClock.uptimeMillis) and the watchdog's stack stays small across checks.
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "barrier/main_queue.h"
 #include "tests/jvm/app_under_test.h"
 
 namespace jp::testing {
@@ -107,6 +117,114 @@ TEST_F(BarrierJvmTest, WithoutAutoRemoveTheLeakIsReportedAndLeftInPlace) {
                                      {L(counter), J(2000)});
   EXPECT_TRUE(ran.value.z);
   Jvm()->Env()->DeleteGlobalRef(counter);
+}
+
+// The check's clock without a Java call must be the one Message.when is on: the stand-in's uptimeMillis
+// (System.nanoTime() / 1e6) read just before and just after the native one brackets it. A bracket wider
+// than 1 ms (the host preempted us in between) proves nothing and is taken again.
+TEST_F(BarrierJvmTest, NativeUptimeAgreesWithTheStandInsUptimeMillis) {
+  int tight = 0;
+  for (int attempt = 0; attempt < 200 && tight < 20; ++attempt) {
+    JavaResult before = Jvm()->CallStatic("android.os.SystemClock", "uptimeMillis", "()J");
+    const int64_t native_ms = barrier::UptimeMillis();
+    JavaResult after = Jvm()->CallStatic("android.os.SystemClock", "uptimeMillis", "()J");
+    ASSERT_TRUE(before.ok && after.ok) << before.why << after.why;
+    if (after.value.j - before.value.j > 1) continue;
+    ++tight;
+    EXPECT_LE(before.value.j, native_ms);
+    EXPECT_LE(native_ms, after.value.j);
+  }
+  EXPECT_GE(tight, 20) << "the host never let a 1 ms bracket through";
+}
+
+struct ThreadStack {
+  std::string tid;
+  bool ok = false;
+  std::string why;
+  size_t resident_below_sp = 0;  // bytes of the stack mapping below the thread's sp that are resident
+};
+
+// mincore over what lies below a sleeping thread's sp in the mapping that holds it; the sp from
+// /proc/self/task/TID/syscall ("... sp pc" for a thread blocked in a system call).
+ThreadStack MeasureStack(const std::string& tid) {
+  ThreadStack out;
+  out.tid = tid;
+  uintptr_t sp = 0;
+  for (int attempt = 0; attempt < 100 && sp == 0; ++attempt) {
+    std::ifstream sc("/proc/self/task/" + tid + "/syscall");
+    std::vector<std::string> fields;
+    for (std::string f; sc >> f;) fields.push_back(f);
+    if (fields.size() >= 3 && fields[0] != "running") sp = std::stoull(fields[fields.size() - 2], nullptr, 16);
+    if (sp == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // retry: it was on a CPU
+  }
+  if (sp == 0) {
+    out.why = "thread " + tid + " was never seen in a system call";
+    return out;
+  }
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    uintptr_t lo = 0, hi = 0;
+    if (sscanf(line.c_str(), "%zx-%zx", &lo, &hi) != 2 || sp < lo || sp >= hi) continue;
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t top = sp & ~(page - 1);
+    const uintptr_t from = top - lo > (1u << 20) ? top - (1u << 20) : lo;  // 1 MiB below sp is plenty
+    std::vector<unsigned char> resident((top - from) / page);
+    if (mincore(reinterpret_cast<void*>(from), top - from, resident.data()) != 0) {
+      out.why = "mincore failed";
+      return out;
+    }
+    for (unsigned char r : resident) out.resident_below_sp += (r & 1) ? page : 0;
+    out.ok = true;
+    return out;
+  }
+  out.why = "no mapping holds the sp of thread " + tid;
+  return out;
+}
+
+// Every thread named jp-watchdog: the watchdog and the report delivery thread, which it started and which
+// inherited its name (hook/report_sink.cc); both are attached to the VM.
+std::vector<ThreadStack> MeasureWatchdogStacks() {
+  std::vector<ThreadStack> out;
+  DIR* dir = opendir("/proc/self/task");
+  if (!dir) return out;
+  while (dirent* e = readdir(dir)) {
+    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::string name;
+    if (std::getline(comm, name) && name == "jp-watchdog") out.push_back(MeasureStack(e->d_name));
+  }
+  closedir(dir);
+  return out;
+}
+
+int BarrierChecks() { return Parse(CallString("status"))["monitors"]["barrier"]["details"]["checks"].GetInt(); }
+
+void AwaitChecks(int n) {
+  const int until = BarrierChecks() + n;
+  for (int i = 0; i < 100 && BarrierChecks() < until; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(kCheckMs / 2));
+  ASSERT_GE(BarrierChecks(), until) << "the checks stopped";
+}
+
+// HotSpot touches ~80 KiB below sp at every Java call it makes on a thread (its stack banging), attaching
+// included. The watchdog attached for this monitor; its checks call no Java method, so what the attach and
+// the probes of the tests before left is given back once and stays given back across checks.
+TEST_F(BarrierJvmTest, WatchdogStackStaysSmallAcrossChecks) {
+  AwaitChecks(2);  // a probe step of an earlier test has ended; its release ran
+  rapidjson::Document before = Parse(CallString("status"));
+  const int releases = before["monitors"]["barrier"]["details"]["stack_releases"].GetInt();
+  EXPECT_GE(releases, 1) << "the attach ran Java on the watchdog: at least one release";
+  EXPECT_FALSE(before["monitors"]["barrier"]["details"].HasMember("stack_release_error"));
+  AwaitChecks(5);
+  rapidjson::Document after = Parse(CallString("status"));
+  EXPECT_EQ(after["monitors"]["barrier"]["details"]["stack_releases"].GetInt(), releases)
+      << "a check ran Java frames on the watchdog";
+  const std::vector<ThreadStack> stacks = MeasureWatchdogStacks();
+  ASSERT_FALSE(stacks.empty()) << "no jp-watchdog thread";
+  for (const ThreadStack& stack : stacks) {
+    ASSERT_TRUE(stack.ok) << stack.why;
+    // What stays: 16 KiB kept below the loop's frame (hook/jni/java_stack_release.h) plus the few KiB the
+    // native check reaches; a Java call would have left 80 KiB and more.
+    EXPECT_LE(stack.resident_below_sp, 40u * 1024) << "resident below the sp of thread " << stack.tid;
+  }
 }
 
 }  // namespace
