@@ -202,6 +202,16 @@ class Timeline {
   // Takes a ticket without a record (its slot was held): counts and announces it.
   __attribute__((noinline, cold)) uint64_t Skip(uint64_t ticket, uint64_t seq) noexcept;
   bool WasDropped(uint64_t ticket) const noexcept;
+  // An append's two steps after its ticket, apart only so that a test can interleave writers that are
+  // stalled between them (TimelineRingPeer, tests/hook/timeline_ring_test.cc); AppendEncoded runs them
+  // back to back, inlined (same code as before the split). r is ticket's slot. LookAtSlot: the slot's
+  // skipped tickets below ticket when the slot is ticket's alone, else kSlotHeld (*seq: what the slot
+  // showed, for Skip). WriteSlot: the record and its commit.
+  __attribute__((always_inline)) uint64_t LookAtSlot(const layout::Record& r, uint64_t ticket,
+                                                     uint64_t* seq) const noexcept;
+  __attribute__((always_inline)) static void WriteSlot(layout::Record& r, uint64_t ticket, uint64_t skips_before,
+                                                       const PendingRecord& w) noexcept;
+  friend class TimelineRingPeer;
 
   layout::Header* header_ = nullptr;
   layout::Record* ring_ = nullptr;
@@ -263,6 +273,31 @@ inline PendingRecord EncodePayload(const Event& e) {
 }
 
 inline uint64_t Timeline::Append(const Event& event) noexcept { return AppendEncoded(EncodePayload(event)); }
+
+inline uint64_t Timeline::LookAtSlot(const layout::Record& r, uint64_t ticket, uint64_t* seq) const noexcept {
+  *seq = layout::LoadAcquire(&r.seq);
+  // This slot's skipped tickets below ours (kept in the check word's high half), or kSlotHeld.
+  return __builtin_expect(*seq == FreeSeq(ticket), 1) ? layout::LoadRelaxed(&r.check) >> 32
+                                                      : SkipsFreeSlot(ticket, *seq);
+}
+
+inline void Timeline::WriteSlot(layout::Record& r, uint64_t ticket, uint64_t skips_before,
+                                const PendingRecord& w) noexcept {
+  // No odd "writing" seq: the head already says the ticket is taken, and readers and recovery check the
+  // head after copying a slot. The release fence orders the fetch_add before every data word, so whoever
+  // sees any of our data also sees our ticket in the head.
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  layout::StoreRelaxed(&r.ts_ns, w.ts_ns);
+  layout::StoreRelaxed(&r.dur_ns, w.dur_ns);
+  layout::StoreRelaxed(&r.arg_value[0], w.v[0]);
+  layout::StoreRelaxed(&r.arg_value[1], w.v[1]);
+  layout::StoreRelaxed(&r.arg_value[2], w.v[2]);
+  layout::StoreRelaxed(&r.arg_value[3], w.v[3]);
+  layout::StoreRelaxed(&r.ids, w.ids);
+  layout::StoreRelaxed(&r.keys, w.arg_words);
+  layout::StoreRelaxed(&r.check, skips_before << 32 | layout::FinishChecksum(w.payload_hash, ticket));
+  layout::StoreRelease(&r.seq, 2 * ticket + 2);  // commit
+}
 
 }  // namespace jp::hook
 

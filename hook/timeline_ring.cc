@@ -39,28 +39,13 @@ uint64_t Timeline::AppendEncoded(const PendingRecord& encoded) noexcept {
   // The hash is only used after the fetch_add, and the compiler would sink it there, behind the locked
   // instruction; computed before, it overlaps it.
   __asm__("" : "+r"(w.payload_hash));
-  // Relaxed: the release fence below orders the ticket before our data (what readers rely on).
+  // Relaxed: WriteSlot's release fence orders the ticket before our data (what readers rely on).
   const uint64_t ticket = __atomic_fetch_add(&header_->head, 1, __ATOMIC_RELAXED);
   layout::Record& r = ring_[ticket & mask_];
-  const uint64_t seq = layout::LoadAcquire(&r.seq);
-  // This slot's skipped tickets below ours (kept in the check word's high half), or kSlotHeld.
-  const uint64_t skips_before =
-      __builtin_expect(seq == FreeSeq(ticket), 1) ? layout::LoadRelaxed(&r.check) >> 32 : SkipsFreeSlot(ticket, seq);
+  uint64_t seq;
+  const uint64_t skips_before = LookAtSlot(r, ticket, &seq);
   if (__builtin_expect(skips_before == kSlotHeld, 0)) return Skip(ticket, seq);
-  // No odd "writing" seq: the head already says the ticket is taken, and readers and recovery check the
-  // head after copying a slot. The release fence orders the fetch_add before every data word, so whoever
-  // sees any of our data also sees our ticket in the head.
-  __atomic_thread_fence(__ATOMIC_RELEASE);
-  layout::StoreRelaxed(&r.ts_ns, w.ts_ns);
-  layout::StoreRelaxed(&r.dur_ns, w.dur_ns);
-  layout::StoreRelaxed(&r.arg_value[0], w.v[0]);
-  layout::StoreRelaxed(&r.arg_value[1], w.v[1]);
-  layout::StoreRelaxed(&r.arg_value[2], w.v[2]);
-  layout::StoreRelaxed(&r.arg_value[3], w.v[3]);
-  layout::StoreRelaxed(&r.ids, w.ids);
-  layout::StoreRelaxed(&r.keys, w.arg_words);
-  layout::StoreRelaxed(&r.check, skips_before << 32 | layout::FinishChecksum(w.payload_hash, ticket));
-  layout::StoreRelease(&r.seq, 2 * ticket + 2);  // commit
+  WriteSlot(r, ticket, skips_before, w);
   // The next append's slot was last written a whole lap ago; whatever the caller did since (a hooked
   // syscall) pushed it out of the near caches. Fetched now, it arrives while the caller does something else.
   const char* next = reinterpret_cast<const char*>(&ring_[(ticket + 1) & mask_]);
@@ -75,7 +60,15 @@ uint64_t Timeline::SkipsFreeSlot(uint64_t ticket, uint64_t seq) const noexcept {
   // has not committed yet, which we cannot see. The per-slot skip count tells them apart: w's record holds
   // the number of this slot's skips below w, and if the count now is that plus every ticket in between,
   // there is no such writer. Skippers count after deciding to skip, so a count can lag (we then skip
-  // too, wrongly but safely) but never runs ahead. Counts are 32-bit and compared modulo 2^32.
+  // too, wrongly but safely). Counts are 32-bit and compared modulo 2^32.
+  // The count can also run ahead, by skips of this slot's later tickets (ours + capacity on): taken while
+  // we were stalled between our ticket and this look, by writers that found us on our way. One of those
+  // could make up for a ticket between w and ours that is still on its way too, and we would share the
+  // slot with it: two records mixed, and a count one off the slot's record from then on, which keeps the
+  // slot held for good (every later lap drops its ticket). So a count is trusted only if no later ticket
+  // of this slot was handed out yet: a skipper takes its ticket before it counts (the acquire load of the
+  // count then makes the head show it). Otherwise we skip: ticket + capacity was handed out, so readers
+  // count ours lost by the head rule anyway.
   const uint64_t capacity = uint64_t{mask_} + 1;
   const uint32_t slot = static_cast<uint32_t>(ticket & mask_);
   uint64_t base_skips = 0, between = 0;
@@ -93,6 +86,7 @@ uint64_t Timeline::SkipsFreeSlot(uint64_t ticket, uint64_t seq) const noexcept {
   }
   const uint32_t counted = skip_counts_[slot].load(std::memory_order_acquire);
   if (counted != static_cast<uint32_t>(base_skips + between)) return kSlotHeld;
+  if (layout::LoadRelaxed(&header_->head) > ticket + capacity) return kSlotHeld;  // lapped: see above
   return counted;
 }
 
