@@ -337,8 +337,9 @@ BENCHMARK(RoundTripPaired)->Iterations(1)->Unit(benchmark::kMillisecond);
 // in both variants, round trips as in RoundTrip (OLD_BIONIC: the FINISHED through sendto):
 // range(0) 0: every FINISHED from libinput.so (one call site); 1: alternately from libinput.so and from
 // SendFinishedElsewhere. Counter ns_per_event; twice the difference is what the second call site adds
-// per FINISHED it sends (every other one). Exact instructions: `--sites=1|2 [--events=N]` runs N round trips with drains
-// (no benchmark); count with
+// per FINISHED it sends (every other one). range(1): events in flight at once (1; 2: two published and
+// read, then both finished in order, as the demo's frames do with two MOVEs). Exact instructions:
+// `--sites=1|2 [--events=N] [--in-flight=K]` runs N round trips with drains (no benchmark); count with
 //   valgrind --tool=callgrind --toggle-collect='*TwoSitesBatch*' build/<dir>/bench/input_bench --sites=2
 using SendtoFn = ssize_t (*)(int, const void*, size_t, int, const struct sockaddr*, socklen_t);
 
@@ -349,23 +350,32 @@ __attribute__((noinline)) long SendFinishedElsewhere(SendtoFn proxy, int fd, con
   return n;
 }
 
-// kTwoSitesRun round trips with seqs from *seq on; every other FINISHED from the second call site when
-// `second` is set.
+// kTwoSitesRun round trips with seqs from *seq on, in_flight at a time (published and read, then finished
+// in order); every other FINISHED from the second call site when `second` is set.
 constexpr int kTwoSitesRun = 50;
 __attribute__((noinline)) void TwoSitesBatch(EventPackets& p, uint32_t* seq, int app, int disp, std::vector<uint8_t>& in,
-                                             SendtoFn second) {
-  for (int i = 0; i < kTwoSitesRun; ++i) {
-    const uint32_t s = ++*seq;
-    std::memcpy(p.motion.data() + 4, &s, 4);
-    std::memcpy(p.finished + 4, &s, 4);
-    benchmark::DoNotOptimize(::send(disp, p.motion.data(), p.motion.size(), MSG_DONTWAIT | MSG_NOSIGNAL));
-    benchmark::DoNotOptimize(jpfx_recv_raw(JPFX_IO_OLD_BIONIC, app, in.data(), in.size()));
-    if (second != nullptr && (s & 1) != 0) {
-      SendFinishedElsewhere(second, app, p.finished, sizeof p.finished);
-    } else {
-      jpfx_send_raw(JPFX_IO_OLD_BIONIC, app, p.finished, sizeof p.finished);
+                                             SendtoFn second, int in_flight) {
+  for (int i = 0; i < kTwoSitesRun; i += in_flight) {
+    const int k = std::min(in_flight, kTwoSitesRun - i);
+    const uint32_t first = *seq + 1;
+    for (int j = 0; j < k; ++j) {
+      const uint32_t s = ++*seq;
+      std::memcpy(p.motion.data() + 4, &s, 4);
+      benchmark::DoNotOptimize(::send(disp, p.motion.data(), p.motion.size(), MSG_DONTWAIT | MSG_NOSIGNAL));
     }
-    benchmark::DoNotOptimize(::recv(disp, in.data(), in.size(), MSG_DONTWAIT));
+    for (int j = 0; j < k; ++j) {
+      benchmark::DoNotOptimize(jpfx_recv_raw(JPFX_IO_OLD_BIONIC, app, in.data(), in.size()));
+    }
+    for (int j = 0; j < k; ++j) {
+      const uint32_t s = first + static_cast<uint32_t>(j);
+      std::memcpy(p.finished + 4, &s, 4);
+      if (second != nullptr && (s & 1) != 0) {
+        SendFinishedElsewhere(second, app, p.finished, sizeof p.finished);
+      } else {
+        jpfx_send_raw(JPFX_IO_OLD_BIONIC, app, p.finished, sizeof p.finished);
+      }
+    }
+    for (int j = 0; j < k; ++j) benchmark::DoNotOptimize(::recv(disp, in.data(), in.size(), MSG_DONTWAIT));
   }
 }
 
@@ -415,6 +425,7 @@ struct TwoSites {
 
 void RoundTripTwoSites(benchmark::State& state) {
   const bool two = state.range(0) != 0;
+  const int in_flight = static_cast<int>(state.range(1));
   TwoSites w;
   std::string why;
   if (!w.Start(&why)) {
@@ -422,7 +433,7 @@ void RoundTripTwoSites(benchmark::State& state) {
     return state.SkipWithError(why.c_str());
   }
   for (auto _ : state) {
-    TwoSitesBatch(w.p, &w.seq, w.app, w.disp, w.in, two ? w.proxy : nullptr);
+    TwoSitesBatch(w.p, &w.seq, w.app, w.disp, w.in, two ? w.proxy : nullptr, in_flight);
     state.PauseTiming();
     jp::input::InputTracker::Get().DrainFinished();  // the watchdog's work in an app, as in RoundTripPaired
     state.ResumeTiming();
@@ -430,29 +441,33 @@ void RoundTripTwoSites(benchmark::State& state) {
   const bool all = w.AllFinished();
   w.Stop();
   if (!all) return state.SkipWithError("not every event was finished");
-  state.SetLabel(two ? "two call sites" : "one call site");
+  state.SetLabel(std::string(two ? "two call sites" : "one call site") + (in_flight > 1 ? ", 2 in flight" : ""));
   state.counters["ns_per_event"] = benchmark::Counter(static_cast<double>(state.iterations()) * kTwoSitesRun,
                                                       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(RoundTripTwoSites)->Arg(0)->Arg(1)->Repetitions(5);
+BENCHMARK(RoundTripTwoSites)->Args({0, 1})->Args({1, 1})->Args({0, 2})->Repetitions(5);
 
-// --sites=1|2 [--events=N]: the instruction-counting run of RoundTripTwoSites (see above).
-int CountTwoSites(int sites, int events) {
+// --sites=1|2 [--events=N] [--in-flight=K]: the instruction-counting run of RoundTripTwoSites (see above).
+int CountTwoSites(int sites, int events, int in_flight) {
   TwoSites w;
   std::string why;
-  if (sites < 1 || sites > 2 || !w.Start(&why)) {
-    std::fprintf(stderr, "--sites=1|2: %s\n", why.empty() ? "1 or 2" : why.c_str());
+  if (sites < 1 || sites > 2 || in_flight < 1 || in_flight > 8 || !w.Start(&why)) {
+    std::fprintf(stderr, "--sites=1|2 --in-flight=1..8: %s\n", why.empty() ? "out of range" : why.c_str());
     w.Stop();
     return 1;
   }
   for (int done = 0; done < events; done += kTwoSitesRun) {
-    TwoSitesBatch(w.p, &w.seq, w.app, w.disp, w.in, sites == 2 ? w.proxy : nullptr);
+    TwoSitesBatch(w.p, &w.seq, w.app, w.disp, w.in, sites == 2 ? w.proxy : nullptr, in_flight);
     jp::input::InputTracker::Get().DrainFinished();
   }
   const bool all = w.AllFinished();
   const uint32_t n = w.seq;
   w.Stop();
-  std::printf("sites %d: %u round trips, %s\n", sites, n, all ? "all finished" : "NOT all finished");
+  const jp::input::InputTracker::Counters c = jp::input::InputTracker::Get().counters();
+  std::printf("sites %d, %d in flight: %u round trips, %s; owner's general path: %llu reads, %llu sends\n", sites,
+              in_flight, n, all ? "all finished" : "NOT all finished",
+              static_cast<unsigned long long>(c.owner_general_reads),
+              static_cast<unsigned long long>(c.owner_general_sends));
   return all ? 0 : 1;
 }
 
@@ -594,13 +609,14 @@ class ParkedThread {
 
 int main(int argc, char** argv) {
   ParkedThread app_thread;
-  int sites = 0, events = 20000;
+  int sites = 0, events = 20000, in_flight = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--sites=", 0) == 0) sites = std::atoi(a.c_str() + 8);
     if (a.rfind("--events=", 0) == 0) events = std::atoi(a.c_str() + 9);
+    if (a.rfind("--in-flight=", 0) == 0) in_flight = std::atoi(a.c_str() + 12);
   }
-  if (sites != 0) return CountTwoSites(sites, events > 0 ? events : 1);
+  if (sites != 0) return CountTwoSites(sites, events > 0 ? events : 1, in_flight);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -42,13 +42,13 @@ hook::Event InputTracker::RecordOf(const FinishedEvent& d) const noexcept {
 uint64_t InputTracker::DrainFinished() {
   hook::Timeline* tl = timeline_;
   if (tl == nullptr) return 0;  // never enabled: nothing was pushed
-  return finished_.Drain([&](const FinishedEvent& d) { tl->Append(RecordOf(d)); });
+  return finished_.Drain(ring_producer_, [&](const FinishedEvent& d) { tl->Append(RecordOf(d)); });
 }
 
 void InputTracker::LendFinished(uint64_t, bool, std::vector<hook::Event>* out, void* arg) {
   const auto* self = static_cast<const InputTracker*>(arg);
   std::vector<FinishedEvent> pending;
-  self->finished_.Pending(&pending);
+  self->finished_.Pending(self->ring_producer_, &pending);
   for (const FinishedEvent& d : pending) out->push_back(self->RecordOf(d));
 }
 

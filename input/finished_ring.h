@@ -10,7 +10,11 @@
 //
 // Producer: one thread at a time, the InFlightGate's exclusive owner (the tracker guarantees it); every
 // other thread appends its record itself. Push returns false when the ring is full: the caller then
-// appends the record itself, so nothing is ever lost to a starved drain.
+// appends the record itself, so nothing is ever lost to a starved drain. The producer's words (the head
+// and the tail it saw last) are not in the ring: the ring's user keeps them (FinishedRing::Producer)
+// beside its own per-event words, so that a push touches only the slot's line besides (the input
+// tracker's line A; a line of the ring's own for them was one more miss per FINISHED in situ), and every
+// call that reads the head takes them.
 // Consumers: Drain, serialised by the ring's own mutex (the watchdog's deadline callbacks, Disable, tests;
 // never the producer), appends an item before the tail moves past it. Pending copies the items not drained
 // yet, from any thread, without a lock and without stopping the producer: a reader that takes Pending
@@ -42,42 +46,49 @@ class FinishedRing {
   // half; one line per slot, 8 KB in all.
   static constexpr uint32_t kSlots = 128;
 
+  // The producer's words, kept by the ring's user (one per ring, never shared with another ring).
+  struct Producer {
+    std::atomic<uint64_t> head{0};  // items pushed; written by the producer, read by any thread
+    uint64_t cached_tail = 0;       // the tail the producer saw last (producer only)
+  };
+
   // Producer only. False (nothing stored) when the ring is full.
-  bool Push(const FinishedEvent& e) noexcept {
-    if (!HasRoom()) return false;
-    PushChecked(e);
+  bool Push(Producer& p, const FinishedEvent& e) noexcept {
+    if (!HasRoom(p)) return false;
+    PushChecked(p, e);
     return true;
   }
   // Push in two steps, for a producer that builds the item from memory: the rare call of the full check
   // (RefreshTail) comes before the item's loads, so they need not survive a call (spilled and reloaded).
   // HasRoom: producer only; PushChecked only after HasRoom returned true.
-  bool HasRoom() noexcept {
-    const uint64_t head = head_.load(std::memory_order_relaxed);
-    return __builtin_expect(head - cached_tail_ < kSlots, 1) || RefreshTail(head);
+  bool HasRoom(Producer& p) noexcept {
+    const uint64_t head = p.head.load(std::memory_order_relaxed);
+    return __builtin_expect(head - p.cached_tail < kSlots, 1) || RefreshTail(p, head);
   }
-  inline void PushChecked(const FinishedEvent& e) noexcept;
+  inline void PushChecked(Producer& p, const FinishedEvent& e) noexcept;
   // The owner's push straight from the pending slot, for the input tracker's fast path: Head() once,
   // RoomAt(head) by the producer's cached tail alone (false may still have room: HasRoom reads the
   // consumer's tail), then PushFrom(head, ...), which copies the slot's fields one load and one store at
   // a time (a FinishedEvent built first would hold all six in registers at once: the stores may alias
   // the slot, so no load can move past one).
-  uint64_t Head() const noexcept { return head_.load(std::memory_order_relaxed); }
-  bool RoomAt(uint64_t head) const noexcept { return head - cached_tail_ < kSlots; }
+  static uint64_t Head(const Producer& p) noexcept { return p.head.load(std::memory_order_relaxed); }
+  static bool RoomAt(const Producer& p, uint64_t head) noexcept { return head - p.cached_tail < kSlots; }
   // finish_ns: the FINISHED's time; the item's duration is finish_ns - e.read_ns, 0 if the clock read
   // went backwards (computed by Load, off the app's thread).
-  inline void PushFrom(uint64_t head, const PendingEvent& e, uint64_t finish_ns, int64_t consume_time_ns) noexcept;
+  inline void PushFrom(Producer& p, uint64_t head, const PendingEvent& e, uint64_t finish_ns,
+                       int64_t consume_time_ns) noexcept;
 
   // Calls sink(const FinishedEvent&) for every item pushed and not drained yet, oldest first, and then
   // frees their slots. sink must not push (it runs under the drain mutex). Returns how many it drained.
   template <typename Sink>
-  uint64_t Drain(Sink&& sink);
+  uint64_t Drain(const Producer& p, Sink&& sink);
 
   // Copies of the items not drained yet, appended to *out, oldest first. Any thread; never blocks. An item
   // a concurrent drain takes meanwhile may be left out: it was appended to the timeline before it left
   // the ring.
-  void Pending(std::vector<FinishedEvent>* out) const;
+  void Pending(const Producer& p, std::vector<FinishedEvent>* out) const;
 
-  uint64_t pushed() const noexcept { return head_.load(std::memory_order_acquire); }
+  static uint64_t pushed(const Producer& p) noexcept { return p.head.load(std::memory_order_acquire); }
   uint64_t drained() const noexcept { return tail_.load(std::memory_order_acquire); }
 
  private:
@@ -90,18 +101,16 @@ class FinishedRing {
   };
   static FinishedEvent Load(const Slot& s) noexcept;
   // Push's rare half: the ring looked full by the producer's cached tail; reads the real one.
-  __attribute__((cold, noinline)) bool RefreshTail(uint64_t head) noexcept;
+  __attribute__((cold, noinline)) bool RefreshTail(Producer& p, uint64_t head) const noexcept;
 
-  // The producer's line: head and the tail it saw last (so that a push does not read the consumer's line).
-  alignas(64) std::atomic<uint64_t> head_{0};
-  uint64_t cached_tail_ = 0;  // producer only
+  // The consumer's line (the producer reads it only in RefreshTail).
   alignas(64) std::atomic<uint64_t> tail_{0};
   std::mutex drain_mu_;
   Slot slots_[kSlots];
 };
 
-inline void FinishedRing::PushChecked(const FinishedEvent& e) noexcept {
-  const uint64_t head = head_.load(std::memory_order_relaxed);
+inline void FinishedRing::PushChecked(Producer& p, const FinishedEvent& e) noexcept {
+  const uint64_t head = p.head.load(std::memory_order_relaxed);
   // Relaxed atomic stores (plain stores in the machine code): Pending may copy a slot while it is being
   // rewritten, and throws such a copy away by the tail it reads afterwards.
   Slot& s = slots_[head % kSlots];
@@ -111,10 +120,10 @@ inline void FinishedRing::PushChecked(const FinishedEvent& e) noexcept {
   __atomic_store_n(&s.consume_time_ns, e.consume_time_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&s.ident[0], e.ident.w[0], __ATOMIC_RELAXED);
   __atomic_store_n(&s.ident[1], e.ident.w[1], __ATOMIC_RELAXED);
-  head_.store(head + 1, std::memory_order_release);
+  p.head.store(head + 1, std::memory_order_release);
 }
 
-inline void FinishedRing::PushFrom(uint64_t head, const PendingEvent& e, uint64_t finish_ns,
+inline void FinishedRing::PushFrom(Producer& p, uint64_t head, const PendingEvent& e, uint64_t finish_ns,
                                    int64_t consume_time_ns) noexcept {
   Slot& s = slots_[head % kSlots];
   __atomic_store_n(&s.read_ns, e.read_ns, __ATOMIC_RELAXED);
@@ -124,14 +133,14 @@ inline void FinishedRing::PushFrom(uint64_t head, const PendingEvent& e, uint64_
   const EventIdentWords ident = IdentWordsOf(e);
   __atomic_store_n(&s.ident[0], ident.w[0], __ATOMIC_RELAXED);
   __atomic_store_n(&s.ident[1], ident.w[1], __ATOMIC_RELAXED);
-  head_.store(head + 1, std::memory_order_release);
+  p.head.store(head + 1, std::memory_order_release);
 }
 
 template <typename Sink>
-uint64_t FinishedRing::Drain(Sink&& sink) {
+uint64_t FinishedRing::Drain(const Producer& p, Sink&& sink) {
   std::lock_guard<std::mutex> lock(drain_mu_);
   uint64_t tail = tail_.load(std::memory_order_relaxed);
-  const uint64_t head = head_.load(std::memory_order_acquire);
+  const uint64_t head = p.head.load(std::memory_order_acquire);
   const uint64_t n = head - tail;
   for (; tail != head; ++tail) sink(Load(slots_[tail % kSlots]));
   // After every sink call: a reader that finds an item gone from the ring finds it in the timeline.

@@ -60,7 +60,8 @@ InputTracker& InputTracker::Get() {
   // owner line is its last). offsetof on a class that is not standard-layout: supported by GCC and clang.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"
-  static_assert(offsetof(InputTracker, received_at_) == 0 && offsetof(InputTracker, layout_index_) + sizeof(int) <= 64 &&
+  static_assert(offsetof(InputTracker, received_at_) == 0 &&
+                    offsetof(InputTracker, ring_producer_) + sizeof(FinishedRing::Producer) <= 64 &&
                     offsetof(InputTracker, gate_) == 64,
                 "line A is the tracker's first line, the gate follows it");
 #pragma GCC diagnostic pop
@@ -238,7 +239,7 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt(InputTracker* self, int fd, 
     const uint32_t word = e.word.load(std::memory_order_acquire);  // pairs with Free's release
     if (__builtin_expect(StateOf(word) != kFree, 0)) return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
     e.fd = fd;
-    e.tid = self->owner_tid_.load(std::memory_order_relaxed);  // the caller's: it is the owner
+    e.tid = self->OwnerTid();  // the caller's: it is the owner
     e.fd_mode = false;
     e.read_ns = now;
     // Decoded straight into the slot (each field stored once checked: few values live at once).
@@ -249,7 +250,8 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt(InputTracker* self, int fd, 
     // writes an owner-part slot). A free word's state bits are 0.
     static_assert(kFree == 0, "a free word's state bits are 0");
     e.word.store(e.word.load(std::memory_order_relaxed) | kPending, std::memory_order_release);
-    self->events_read_.Add(true);
+    self->events_read_owner_.store(self->events_read_owner_.load(std::memory_order_relaxed) + 1,
+                                   std::memory_order_relaxed);
     // LowerDeadline and NoteValid, their usual case inline (nothing to do), the rest in ReceivedRest.
     const uint64_t due = now + self->lag_ns_.load(std::memory_order_relaxed);
     self->gate_.fence().Light();
@@ -275,7 +277,7 @@ JP_INPUT_COLD ssize_t InputTracker::ReceivedRest(int fd, uint64_t due, ssize_t n
 JP_INPUT_COLD ssize_t InputTracker::ReceivedOwnerGeneral(int fd, const void* buf, ssize_t n, uint64_t now,
                                                          size_t capacity) noexcept {
   owner_general_reads_.Add(true);
-  Received(true, owner_tid_.load(std::memory_order_relaxed), fd, buf, n, capacity, now);
+  Received(true, OwnerTid(), fd, buf, n, capacity, now);
   return LeaveAsOwner(n);
 }
 
@@ -292,7 +294,7 @@ JP_INPUT_COLD hook::InFlightGate::Pass InputTracker::EnterGated(uint32_t tid) no
   const hook::InFlightGate::Pass pass = gate_.Enter(tid, gate_.own_flag());
   if (pass.exclusive()) {
     // The gate's owner never changes once set: from now on its events take IsOwnerThread's way in.
-    owner_tid_.store(tid, std::memory_order_relaxed);
+    gate_.owner_word(kOwnerTidWord).store(tid, std::memory_order_relaxed);
     gate_.owner_word(kOwnerTpWord)
         .store(reinterpret_cast<uintptr_t>(__builtin_thread_pointer()), std::memory_order_relaxed);
   }
@@ -349,7 +351,11 @@ void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* 
   e.event_time_ns = ev ? ev->event_time_ns : 0;
   e.read_ns = now;
   pending_.Publish(index);
-  events_read_.Add(owner);
+  if (owner) {
+    events_read_owner_.store(events_read_owner_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  } else {
+    events_read_shared_.fetch_add(1, std::memory_order_relaxed);
+  }
   LowerDeadline(now + lag_ns_.load(std::memory_order_relaxed));
 }
 
@@ -379,14 +385,14 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::SentAt(InputTracker* self, int fd, cons
     // (No fd_mode test: an fd-mode slot has seq 0, which no decoded FINISHED has.)
     PendingEvent& e = SlotRegister(self->pending_.at(PendingEvents::OwnerFirstProbe(fd, f.seq)));
     const uint32_t seen = e.word.load(std::memory_order_acquire);
-    const uint64_t head = self->finished_.Head();
+    const uint64_t head = FinishedRing::Head(self->ring_producer_);
     if (__builtin_expect(StateOf(seen) != kPending || e.fd != fd || e.seq != f.seq, 0) ||
-        __builtin_expect(!self->finished_.RoomAt(head), 0)) {
+        __builtin_expect(!FinishedRing::RoomAt(self->ring_producer_, head), 0)) {
       return self->SentOwnerGeneral(fd, buf, n, now);
     }
     static_assert(kFinishing == kPending + 1, "the take adds one to a pending word");
     e.word.store(seen + 1, std::memory_order_relaxed);  // the owner's plain take: kPending -> kFinishing
-    self->finished_.PushFrom(head, e, now, f.consume_time_ns);  // e is ours since the take: final fields
+    self->finished_.PushFrom(self->ring_producer_, head, e, now, f.consume_time_ns);  // e is ours since the take: final fields
     // One fence for both Dekker pairs (Finish says why), then Finish's usual case inline: not lagged (no
     // mark of this occupant, a short duration), a deadline armed within the drain period; the rest in
     // FinishRest.
@@ -491,9 +497,9 @@ void InputTracker::Finish(bool owner, int index, uint64_t now, int64_t consume_t
   const uint64_t dur = now > e.read_ns ? now - e.read_ns : 0;
   // The record is built and appended by the watchdog (DrainFinished): here only what it is made of goes
   // into the ring, in one line. Only the owner's outermost entry may push (single producer).
-  const bool pushed = owner && finished_.HasRoom();
+  const bool pushed = owner && finished_.HasRoom(ring_producer_);
   if (__builtin_expect(pushed, 1)) {
-    finished_.PushChecked(FinishedEvent{e.read_ns, dur, e.event_time_ns, consume_time, IdentWordsOf(e)});
+    finished_.PushChecked(ring_producer_, FinishedEvent{e.read_ns, dur, e.event_time_ns, consume_time, IdentWordsOf(e)});
   }
   // One fence for two pairs, both "our store, then their flag": the take stored kFinishing, the
   // watchdog stores its marks and then checks the state (Heavy): one of the two sides sees the other,
@@ -545,8 +551,8 @@ JP_INPUT_COLD void InputTracker::FinishLagged(int index, uint32_t word, uint64_t
 
 InputTracker::Counters InputTracker::counters() const {
   Counters c;
-  c.events_read = events_read_.Load();
-  c.events_finished = events_finished_.Load() + finished_.pushed();
+  c.events_read = events_read_owner_.load(std::memory_order_relaxed) + events_read_shared_.load(std::memory_order_relaxed);
+  c.events_finished = events_finished_.Load() + FinishedRing::pushed(ring_producer_);
   c.fd_timed = fd_timed_.Load();
   for (int i = 0; i < kVerdictCount; ++i) {
     c.rejected_received[i] = rejected_received_[i].Load();
@@ -565,7 +571,7 @@ InputTracker::Counters InputTracker::counters() const {
   // The ring is never reset and only a drain moves its tail: the tail is the number of records drained.
   const uint64_t drained = finished_.drained();
   c.records_drained = drained;
-  const uint64_t pushed = finished_.pushed();
+  const uint64_t pushed = FinishedRing::pushed(ring_producer_);
   c.records_in_ring = pushed > drained ? pushed - drained : 0;
   c.pending = pending_.Occupied();
   c.fd_mode_channels = channels_.FdModeCount();

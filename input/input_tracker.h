@@ -218,7 +218,7 @@ class InputTracker {
     return n;
   }
   // The gate's own Enter / Leave for everyone else (the owner until it is known, a nested pass); an
-  // exclusive pass teaches owner_tid_ and the owner's thread pointer (kOwnerTpWord).
+  // exclusive pass teaches the owner's tid and thread pointer (kOwnerTidWord, kOwnerTpWord).
   hook::InFlightGate::Pass EnterGated(uint32_t tid) noexcept;
   void LeaveGated(hook::InFlightGate::Pass pass) noexcept { gate_.Leave(pass); }
   // The general path (any thread, any packet; owner: the caller may use the owner's private parts).
@@ -263,13 +263,14 @@ class InputTracker {
   static bool DecodeReportId(uint64_t id, int* index, uint32_t* generation) noexcept;
 
   // What the owner's usual event reads and writes of the tracker itself (besides the pending slot, the
-  // ring and, on a new channel, the channel table) sits in two lines: line A (the entry pointers the
-  // proxies load, the deadline words, the hint, the owner's tid, the read count, the layout index) and
-  // the gate's owner line (its depth, its own fence and flag, and in an owner word the owner's thread
-  // pointer). After the two syscalls of a round trip every distinct line is a likely L1 miss: they were
-  // spread over three (the flag, fence, thread pointer and layout index in line 0, the send entry and
-  // the deadline words in line 1, the gate's depth in its own line), before that over seven. Line A is
-  // 60 bytes (8 + 8 + 8 + 8 + 4 + 4 + 16 + 4; checked in Get()).
+  // ring's slot and, on a new channel, the channel table) sits in two lines: line A (the entry pointers
+  // the proxies load, the deadline words, the hint, the layout index, the owner's read count, the ring's
+  // producer words) and the gate's owner line (its depth, its own fence and flag, and in owner words the
+  // owner's thread pointer and tid). After the two syscalls of a round trip every distinct line is a
+  // likely L1 miss: they were spread over three (the flag, fence, thread pointer and layout index in
+  // line 0, the send entry and the deadline words in line 1, the gate's depth in its own line), before
+  // that over seven; until session 7 the ring's producer words had a line of their own (one more miss
+  // per FINISHED). Line A is 64 bytes (8 + 8 + 8 + 8 + 4 + 4 + 8 + 16; checked in Get()).
   alignas(64) std::atomic<ReceivedEntry> received_at_{&ReceivedAt<-1>};
   std::atomic<SentEntry> sent_at_{&SentAt<-1>};
   std::atomic<uint64_t> lag_ns_{100000000};
@@ -280,24 +281,34 @@ class InputTracker {
   // clean slot stays clean until Clear (NoteInvalid leaves a validated channel alone), so the owner's
   // read path checks this one word first. Written by the owner's path; reset with the table (-1).
   std::atomic<int32_t> clean_fd_{-1};
-  std::atomic<uint32_t> owner_tid_{0};  // the gate's owner once seen (0: not yet); see IsOwnerThread
-  hook::SplitCounter events_read_;
   // The bound layout's index in kLayoutTable (input/input_layouts.h), -1 for another one or none.
   // Written by Enable before the flag is published, read by the owner's entries after entering (a
   // stale entry finds it changed and takes the general path). A plain int, not a gate's owner word: the
   // entries compare it in memory (one instruction; an atomic word is loaded first).
   int layout_index_ = -1;
+  // Events read: the owner's count here (a plain load + store, as hook::SplitCounter's owner half), the
+  // other threads' (fetch_add) out of line A, in events_read_shared_; counters() adds them.
+  std::atomic<uint64_t> events_read_owner_{0};
+  // The finished ring's head and the tail its producer (the owner) saw last (FinishedRing::Producer):
+  // every FINISHED of the owner reads and writes them.
+  FinishedRing::Producer ring_producer_;
   // Built without an outside fence: its own fence (the tracker's, fence()), its own `enabled` flag and
   // the owner words sit in its owner line, the one line an owner's pass misses on besides line A.
-  // The owner's word (the gate never touches it):
+  // The owner's words (the gate never touches them):
   // - kOwnerTpWord: the owner's thread pointer once seen (0: not yet; never 0 for a thread, so an unknown
   //   owner matches no one). Written by EnterGated on the owner thread.
+  // - kOwnerTidWord: the gate's owner's tid once seen (0: not yet), written with it; what the owner's
+  //   records carry (the owner's read path reads it after the thread pointer, in the same line).
   // "Enabled" is the gate's own flag (Open/Close, seq_cst): the owner's hot entries read it in the owner
   // line (EnterOwnerOutermost()), everything else through gate_.own_flag() (the gate's Enter and
   // EnterShared, enabled()). Enable opens it after the settings; Disable closes it before the gate's Drain,
   // whose heavy fence pairs with every pass that read it.
   static constexpr int kOwnerTpWord = 0;
-  static_assert(hook::InFlightGate::kOwnerWords >= 1, "the thread pointer");
+  static constexpr int kOwnerTidWord = 1;
+  static_assert(hook::InFlightGate::kOwnerWords >= 2, "the thread pointer and the tid");
+  uint32_t OwnerTid() noexcept {
+    return static_cast<uint32_t>(gate_.owner_word(kOwnerTidWord).load(std::memory_order_relaxed));
+  }
   hook::InFlightGate gate_;  // its fence (gate_.fence()) orders the tracker's own Dekker pairs too
   // Settings, written by Enable before the flag is published and read by the hot paths after.
   const Layout* layout_ = nullptr;
@@ -342,6 +353,7 @@ class InputTracker {
   SlotStacks stacks_;
 
   hook::SplitCounter fd_timed_, unmatched_finished_, owner_general_reads_, owner_general_sends_;
+  std::atomic<uint64_t> events_read_shared_{0};  // events read by threads other than the owner
   hook::SplitCounter rejected_received_[kVerdictCount];
   hook::SplitCounter rejected_sent_[kVerdictCount];
   std::atomic<uint64_t> table_full_{0}, arm_failures_{0}, lag_reports_{0}, anr_reports_{0},
@@ -349,7 +361,8 @@ class InputTracker {
   hook::SplitCounter ring_full_;
   hook::ReportSink* lent_to_ = nullptr;  // where LendFinished is registered (control paths only)
 
-  FinishedRing finished_;  // its own lines: the producer's head line, then one line per slot
+  FinishedRing finished_;  // its own lines: the consumer's line, then one line per slot (the producer's
+                           // words are ring_producer_, in line A)
 };
 
 }  // namespace jp::input

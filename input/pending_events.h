@@ -177,7 +177,7 @@ class PendingEvents {
   // The owner's first probe for the event (fd, seq) (Claim's and Take's usual slot).
   static int OwnerFirstProbe(int fd, uint32_t seq) noexcept { return static_cast<int>(Hash(fd, seq)); }
   // A channel's lanes: the slots its events start probing at (Hash).
-  static constexpr int kLaneBits = 2;
+  static constexpr int kLaneBits = 3;
   static constexpr uint32_t kLanes = 1u << kLaneBits;
 
   PendingEvent& at(int index) noexcept { return slots_[index]; }
@@ -191,13 +191,15 @@ class PendingEvents {
   // part's 64 lines one event after the other, each cold again after the syscalls in between (~4 ns per
   // event in the round trip). The seq's bits, not the fd alone (as until session 7): the dispatcher
   // numbers a channel's events consecutively (or every other one, when a second window gets the same
-  // stream), so up to kLanes events in flight at once (a batch of MOVEs read for one frame: 2 in the demo,
-  // 2-4 on a phone) sit each in the slot their FINISHED looks at first, in any order. With the fd alone,
-  // the second of a batch was claimed past the first probe and its FINISHED searched: both took the
-  // general path, half of the demo's events (uprobe counts, BENCHMARKS.md "Session 7 (input7)").
+  // stream), so up to kLanes events in flight at once (the MOVEs read for one frame: 2-3 in the demo, up
+  // to 8 after a main-thread stall; 2-4 on a phone, 240 Hz touch at 60 Hz frames) sit each in the slot
+  // their FINISHED looks at first, in any order. With the fd alone, the second of a batch was claimed past
+  // the first probe and its FINISHED searched: both took the general path, 47 % of the demo's events; with
+  // 4 lanes 9 %, with 8 ~0.2 % (uprobe counts, BENCHMARKS.md "Session 7 (input7)").
   // The fd's low bits: file descriptors are small numbers, so these spread a process's channels over the
-  // owner part without collisions up to 64 / kLanes of them (a multiplicative hash could not do better,
-  // and cost two instructions more per side); a collision only means a longer probe.
+  // owner part without collisions up to 64 / kLanes = 8 of them (a multiplicative hash could not do
+  // better, and cost two instructions more per side); a collision only means a longer probe. One channel's
+  // lanes are 1 KiB, in one page.
   static uint32_t Hash(int fd, uint32_t seq) noexcept {
     return ((static_cast<uint32_t>(fd) << kLaneBits) | (seq & (kLanes - 1))) & (kOwnerSlots - 1);
   }

@@ -42,16 +42,17 @@ bool IsItem(const FinishedEvent& e, uint64_t* index) {
 
 TEST(FinishedRingTest, DrainGivesEveryPushedItemOnceInOrderWithEveryField) {
   FinishedRing ring;
-  for (uint64_t i = 0; i < 10; ++i) ASSERT_TRUE(ring.Push(Item(i)));
+  FinishedRing::Producer p;  // the producer's words, kept beside the ring by its user
+  for (uint64_t i = 0; i < 10; ++i) ASSERT_TRUE(ring.Push(p, Item(i)));
   std::vector<uint64_t> got;
-  EXPECT_EQ(ring.Drain([&](const FinishedEvent& e) {
+  EXPECT_EQ(ring.Drain(p, [&](const FinishedEvent& e) {
               uint64_t i;
               ASSERT_TRUE(IsItem(e, &i));
               got.push_back(i);
             }),
             10u);
   EXPECT_EQ(got, (std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
-  EXPECT_EQ(ring.Drain([](const FinishedEvent&) { FAIL() << "drained twice"; }), 0u);
+  EXPECT_EQ(ring.Drain(p, [](const FinishedEvent&) { FAIL() << "drained twice"; }), 0u);
   // The view reads the ident block back field by field (the layout PendingEvent and the view share).
   const EventIdentView v = IdentViewOf(Item(5).ident);
   EXPECT_EQ(v.fd, 105);
@@ -64,22 +65,23 @@ TEST(FinishedRingTest, DrainGivesEveryPushedItemOnceInOrderWithEveryField) {
 
 TEST(FinishedRingTest, AFullRingRefusesAndKeepsWhatItHolds) {
   FinishedRing ring;
-  for (uint64_t i = 0; i < FinishedRing::kSlots; ++i) ASSERT_TRUE(ring.Push(Item(i))) << i;
-  EXPECT_FALSE(ring.Push(Item(999)));
-  EXPECT_FALSE(ring.Push(Item(998)));
+  FinishedRing::Producer p;  // the producer's words, kept beside the ring by its user
+  for (uint64_t i = 0; i < FinishedRing::kSlots; ++i) ASSERT_TRUE(ring.Push(p, Item(i))) << i;
+  EXPECT_FALSE(ring.Push(p, Item(999)));
+  EXPECT_FALSE(ring.Push(p, Item(998)));
   std::vector<FinishedEvent> lent;
-  ring.Pending(&lent);
+  ring.Pending(p, &lent);
   ASSERT_EQ(lent.size(), FinishedRing::kSlots);
   for (uint64_t i = 0; i < lent.size(); ++i) {
     uint64_t k;
     ASSERT_TRUE(IsItem(lent[i], &k));
     EXPECT_EQ(k, i);  // nothing was overwritten by the refused pushes
   }
-  EXPECT_EQ(ring.Drain([](const FinishedEvent&) {}), FinishedRing::kSlots);
+  EXPECT_EQ(ring.Drain(p, [](const FinishedEvent&) {}), FinishedRing::kSlots);
   // Room again, and the indexes wrap around.
-  for (uint64_t i = 0; i < FinishedRing::kSlots; ++i) ASSERT_TRUE(ring.Push(Item(200 + i)));
+  for (uint64_t i = 0; i < FinishedRing::kSlots; ++i) ASSERT_TRUE(ring.Push(p, Item(200 + i)));
   uint64_t next = 200;
-  ring.Drain([&](const FinishedEvent& e) {
+  ring.Drain(p, [&](const FinishedEvent& e) {
     uint64_t k;
     ASSERT_TRUE(IsItem(e, &k));
     EXPECT_EQ(k, next++);
@@ -89,18 +91,19 @@ TEST(FinishedRingTest, AFullRingRefusesAndKeepsWhatItHolds) {
 
 TEST(FinishedRingTest, PendingListsExactlyWhatIsNotDrained) {
   FinishedRing ring;
-  for (uint64_t i = 0; i < 5; ++i) ASSERT_TRUE(ring.Push(Item(i)));
-  ring.Drain([](const FinishedEvent&) {});
-  for (uint64_t i = 5; i < 8; ++i) ASSERT_TRUE(ring.Push(Item(i)));
+  FinishedRing::Producer p;  // the producer's words, kept beside the ring by its user
+  for (uint64_t i = 0; i < 5; ++i) ASSERT_TRUE(ring.Push(p, Item(i)));
+  ring.Drain(p, [](const FinishedEvent&) {});
+  for (uint64_t i = 5; i < 8; ++i) ASSERT_TRUE(ring.Push(p, Item(i)));
   std::vector<FinishedEvent> lent;
-  ring.Pending(&lent);
+  ring.Pending(p, &lent);
   ASSERT_EQ(lent.size(), 3u);
   for (size_t j = 0; j < lent.size(); ++j) {
     uint64_t k;
     ASSERT_TRUE(IsItem(lent[j], &k));
     EXPECT_EQ(k, 5 + j);
   }
-  EXPECT_EQ(ring.pushed() - ring.drained(), 3u);
+  EXPECT_EQ(FinishedRing::pushed(p) - ring.drained(), 3u);
 }
 
 // The producer pushes items 0..N-1 (retrying while full), a drainer drains into a mutex-guarded
@@ -110,19 +113,20 @@ TEST(FinishedRingTest, PendingListsExactlyWhatIsNotDrained) {
 TEST(FinishedRingTest, ConcurrentReaderFindsEveryPushedItemInTheRingOrTheTimeline) {
   constexpr uint64_t kItems = 200000;
   FinishedRing ring;
+  FinishedRing::Producer p;  // the producer's words, kept beside the ring by its user
   std::atomic<uint64_t> pushed{0};
   std::atomic<bool> done{false};
   std::mutex timeline_mu;
   std::vector<uint64_t> timeline;
   std::thread producer([&] {
     for (uint64_t i = 0; i < kItems; ++i) {
-      while (!ring.Push(Item(i))) std::this_thread::yield();
+      while (!ring.Push(p, Item(i))) std::this_thread::yield();
       pushed.store(i + 1, std::memory_order_release);
     }
   });
   std::thread drainer([&] {
     while (!done.load()) {
-      ring.Drain([&](const FinishedEvent& e) {
+      ring.Drain(p, [&](const FinishedEvent& e) {
         uint64_t k;
         ASSERT_TRUE(IsItem(e, &k));
         std::lock_guard<std::mutex> lock(timeline_mu);
@@ -135,7 +139,7 @@ TEST(FinishedRingTest, ConcurrentReaderFindsEveryPushedItemInTheRingOrTheTimelin
   while (pushed.load(std::memory_order_acquire) < kItems) {
     const uint64_t before = pushed.load(std::memory_order_acquire);
     lent.clear();
-    ring.Pending(&lent);
+    ring.Pending(p, &lent);
     std::set<uint64_t> seen;
     for (const FinishedEvent& e : lent) {
       uint64_t k;
@@ -158,7 +162,7 @@ TEST(FinishedRingTest, ConcurrentReaderFindsEveryPushedItemInTheRingOrTheTimelin
     ++checks;
   }
   producer.join();
-  while (ring.pushed() != ring.drained()) std::this_thread::yield();
+  while (FinishedRing::pushed(p) != ring.drained()) std::this_thread::yield();
   done = true;
   drainer.join();
   EXPECT_GT(checks, 0u);

@@ -261,22 +261,23 @@ TEST(PendingEvents, OnZeroedPagesConstructionTouchesNothingAndASlotTouchesItsPag
   EXPECT_EQ(Count(Resident(mem, size)), 0) << "the constructor wrote to the table";
   // The first use of a slot makes its page resident, and only it. (Reading a page first, as Occupied()
   // does, maps the kernel's shared zero page, which mincore counts but RSS does not: checked after.)
-  const int fd = 9;  // with seq 9: owner slot 37 (9 * kLanes + 1), the second page
-  const int a = t->Claim(/*owner=*/true, fd, 9);
+  static_assert(PendingEvents::kLanes == 8, "fd 4, seq 13 is slot 37");
+  const int fd = 4;  // with seq 13: owner slot 37 (4 * kLanes + 13 % kLanes), the second page
+  const int a = t->Claim(/*owner=*/true, fd, 13);
   ASSERT_EQ(a, 37);
-  ASSERT_EQ(a, PendingEvents::OwnerFirstProbe(fd, 9));
-  Fill(t, a, fd, 9);
+  ASSERT_EQ(a, PendingEvents::OwnerFirstProbe(fd, 13));
+  Fill(t, a, fd, 13);
   const std::vector<int> after = Resident(mem, size);
   const size_t slot_page = (reinterpret_cast<uintptr_t>(&t->at(a)) - reinterpret_cast<uintptr_t>(mem)) / page;
   EXPECT_EQ(after[slot_page], 1);
   EXPECT_EQ(Count(after), 1) << "only the claimed slot's page";
   EXPECT_EQ(t->Occupied(), 1);  // every other slot reads free: zero is the free state
-  const int taken = t->Take(/*owner=*/true, fd, 9);
+  const int taken = t->Take(/*owner=*/true, fd, 13);
   EXPECT_EQ(taken, a);
   t->Free(taken);
   EXPECT_EQ(t->Occupied(), 0);
   // A slot freed once and claimed again gets the next generation (the zero state is generation 0).
-  const int again = t->Claim(/*owner=*/true, fd, 9);
+  const int again = t->Claim(/*owner=*/true, fd, 13);
   ASSERT_EQ(again, a);
   EXPECT_EQ(GenerationOf(t->Word(again)), 1u);
   t->~PendingEvents();
