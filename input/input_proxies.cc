@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "input/hot_path.h"
@@ -33,18 +34,26 @@ jp_plt_hook* g_hook[kProxyCount];
 // dispatcher's publish and the app's FINISHED are different call sites of one send function when the
 // library inlines its Send() (each gets its entry). A call that misses asks the engine as JP_PLT_PREV
 // does, in an out-of-line half that gets the arguments as they came.
-plt::PrevCache g_prev_cache[kProxyCount];
+// Beside it, in the line of the cache's first entry, the tracker's address (InputTracker::ProxyReceived):
+// everything a proxy's call reads of ours before the tracker's own lines is this one line (the address
+// in a global of its own was one more cold line per call in situ).
+struct alignas(64) ProxyLine {
+  InputTracker* tracker;  // InstallProxies stores it before installing; the same value every time
+  plt::PrevCache cache;   // its first member is the first entry (plt/prev_cache.h): bytes 8-23 here
+};
+static_assert(offsetof(ProxyLine, cache) == sizeof(InputTracker*), "the cache right after the tracker's address");
+ProxyLine g_line[kProxyCount];
 
 // The original call. The slow half is a separate function that gets the arguments as they came, so that
 // the proxy keeps only what the tracker needs across its one call: the proxy checks the cache's first
 // entry (FindFirst), the slow half the others and then the engine (Get).
 template <int I, typename Fn, typename... Args>
 JP_INPUT_COLD ssize_t CallPrevSlow(const void* ra, Args... args) noexcept {
-  return reinterpret_cast<Fn>(g_prev_cache[I].Get(&g_hook[I], &g_prev[I], ra))(args...);
+  return reinterpret_cast<Fn>(g_line[I].cache.Get(&g_hook[I], &g_prev[I], ra))(args...);
 }
 template <int I, typename Fn, typename... Args>
 __attribute__((always_inline)) inline ssize_t CallPrev(const void* ra, Args... args) noexcept {
-  if (void* const cached = g_prev_cache[I].FindFirst(ra); __builtin_expect(cached != nullptr, 1)) {
+  if (void* const cached = g_line[I].cache.FindFirst(ra); __builtin_expect(cached != nullptr, 1)) {
     return reinterpret_cast<Fn>(cached)(args...);
   }
   return CallPrevSlow<I, Fn>(ra, args...);
@@ -55,36 +64,36 @@ __attribute__((always_inline)) inline ssize_t CallPrev(const void* ra, Args... a
 JP_INPUT_HOT ssize_t ProxyRecvfrom(int fd, void* buf, size_t len, int flags, struct sockaddr* from,
                                    socklen_t* fromlen) {
   const ssize_t n = CallPrev<0, RecvfromFn>(__builtin_return_address(0), fd, buf, len, flags, from, fromlen);
-  return InputTracker::ProxyReceived(fd, buf, n, len);
+  return InputTracker::ProxyReceived(&g_line[0].tracker, fd, buf, n, len);
 }
 
 JP_INPUT_HOT ssize_t ProxySendto(int fd, const void* buf, size_t len, int flags, const struct sockaddr* to,
                                  socklen_t tolen) {
   const ssize_t n = CallPrev<1, SendtoFn>(__builtin_return_address(0), fd, buf, len, flags, to, tolen);
-  return InputTracker::ProxySent(fd, buf, n);
+  return InputTracker::ProxySent(&g_line[1].tracker, fd, buf, n);
 }
 
 JP_INPUT_HOT ssize_t ProxySendtoChk(int fd, const void* buf, size_t len, size_t buflen, int flags,
                                     const struct sockaddr* to, socklen_t tolen) {
   const ssize_t n = CallPrev<2, SendtoChkFn>(__builtin_return_address(0), fd, buf, len, buflen, flags, to, tolen);
-  return InputTracker::ProxySent(fd, buf, n);
+  return InputTracker::ProxySent(&g_line[2].tracker, fd, buf, n);
 }
 
 JP_INPUT_HOT ssize_t ProxyRecv(int fd, void* buf, size_t len, int flags) {
   const ssize_t n = CallPrev<3, RecvFn>(__builtin_return_address(0), fd, buf, len, flags);
-  return InputTracker::ProxyReceived(fd, buf, n, len);
+  return InputTracker::ProxyReceived(&g_line[3].tracker, fd, buf, n, len);
 }
 
 JP_INPUT_HOT ssize_t ProxySend(int fd, const void* buf, size_t len, int flags) {
   const ssize_t n = CallPrev<4, SendFn>(__builtin_return_address(0), fd, buf, len, flags);
-  return InputTracker::ProxySent(fd, buf, n);
+  return InputTracker::ProxySent(&g_line[4].tracker, fd, buf, n);
 }
 
 JP_INPUT_HOT ssize_t ProxyRecvfromChk(int fd, void* buf, size_t len, size_t buflen, int flags, struct sockaddr* from,
                                       socklen_t* fromlen) {
   const ssize_t n =
       CallPrev<5, RecvfromChkFn>(__builtin_return_address(0), fd, buf, len, buflen, flags, from, fromlen);
-  return InputTracker::ProxyReceived(fd, buf, n, len);
+  return InputTracker::ProxyReceived(&g_line[5].tracker, fd, buf, n, len);
 }
 
 const ProxySpec kProxies[kProxyCount] = {
@@ -113,8 +122,11 @@ const char* ProxyStateName(ProxyInstall::State state) {
 }
 
 bool InstallProxies(const char* caller, ProxyInstall* out, std::string* why) {
+  // Before any slot is written: the tracker's address the proxies read (see ProxyLine).
+  InputTracker* const tracker = &InputTracker::Get();
+  for (ProxyLine& l : g_line) __atomic_store_n(&l.tracker, tracker, __ATOMIC_RELAXED);
   // Before any slot is written, and again below once every install returned (plt/prev_cache.h).
-  for (plt::PrevCache& c : g_prev_cache) c.Clear();
+  for (ProxyLine& l : g_line) l.cache.Clear();
   int used = 0;
   std::string failures;
   for (int i = 0; i < kProxyCount; ++i) {
@@ -136,7 +148,7 @@ bool InstallProxies(const char* caller, ProxyInstall* out, std::string* why) {
     out->state[i] = out->slots[i] > 0 ? ProxyInstall::State::kHooked : ProxyInstall::State::kPending;
     ++used;
   }
-  for (plt::PrevCache& c : g_prev_cache) c.Clear();
+  for (ProxyLine& l : g_line) l.cache.Clear();
   if (failures.empty() && used == 0) failures = std::string(caller) + " imports none of the socket calls an InputChannel makes";
   if (!failures.empty()) {
     RemoveProxies();

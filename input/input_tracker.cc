@@ -33,8 +33,6 @@ class ErrnoKeeper {
 };
 }  // namespace
 
-InputTracker* internal::g_tracker = nullptr;
-
 namespace {
 // The tracker's memory: fresh anonymous pages, which are zero and become resident only when written. Its
 // constructor writes its header, the channel table and the ring's cursors, and leaves the pending table
@@ -66,8 +64,7 @@ InputTracker& InputTracker::Get() {
                 "line A is the tracker's first line, the gate follows it");
 #pragma GCC diagnostic pop
   // Never destroyed: proxies left in another tool's chain and late watchdog callbacks may still look.
-  static InputTracker* tracker = internal::g_tracker =
-      new (ZeroedTrackerMemory(sizeof(InputTracker), alignof(InputTracker))) InputTracker;
+  static InputTracker* tracker = new (ZeroedTrackerMemory(sizeof(InputTracker), alignof(InputTracker))) InputTracker;
   return *tracker;
 }
 

@@ -51,12 +51,6 @@ class JsonOut;
 
 namespace jp::input {
 
-class InputTracker;
-namespace internal {
-// Set once by the first Get(), never cleared (the tracker is never destroyed).
-extern InputTracker* g_tracker;
-}  // namespace internal
-
 class InputTracker {
  public:
   static InputTracker& Get();
@@ -102,19 +96,22 @@ class InputTracker {
     return SentAtNow(this, fd, buf, n, now);
   }
   // The same for the proxies, which also load the tracker only after the clock (one value fewer live
-  // across its rare call: one saved register less in the send proxies). internal::g_tracker is the
-  // instance without Get()'s call and guard check: valid in a proxy because the proxies are installed
-  // (release) after Enable() went through Get(), and a proxy loads its cached target or hook handle
-  // (acquire) before it gets here.
-  static ssize_t ProxyReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
+  // across its rare call: one saved register less in the send proxies), from where the proxy keeps it:
+  // *tracker_at is the instance without Get()'s call and guard check, in the line the proxy reads anyway
+  // (its previous target's cache, input_proxies.cc; in a global of its own it was one more line per call
+  // to miss on after the app's wait). Valid in a proxy because InstallProxies stores it before it installs
+  // anything (release), after Enable() went through Get(), and a proxy loads its cached target or hook
+  // handle (acquire) before it gets here; the same value at every install (the tracker is never destroyed).
+  static ssize_t ProxyReceived(InputTracker* const* tracker_at, int fd, const void* buf, ssize_t n,
+                               size_t capacity) noexcept {
     if (n <= 0) return n;
     const uint64_t now = hook::ProcessEventClock().NowNs();
-    return ReceivedAtNow(internal::g_tracker, fd, buf, n, now, capacity);
+    return ReceivedAtNow(__atomic_load_n(tracker_at, __ATOMIC_RELAXED), fd, buf, n, now, capacity);
   }
-  static ssize_t ProxySent(int fd, const void* buf, ssize_t n) noexcept {
+  static ssize_t ProxySent(InputTracker* const* tracker_at, int fd, const void* buf, ssize_t n) noexcept {
     if (n <= 0) return n;
     const uint64_t now = hook::ProcessEventClock().NowNs();
-    return SentAtNow(internal::g_tracker, fd, buf, n, now);
+    return SentAtNow(__atomic_load_n(tracker_at, __ATOMIC_RELAXED), fd, buf, n, now);
   }
 
   struct Counters {
