@@ -94,7 +94,7 @@ class IdleMonitor : public hook::MonitorImpl {
 
   // Today's counters (calls now include the folded ones), how many calls got a timeline record of their
   // own and how many were folded, and the Java side's figures per handler class (read through JNI from
-  // this thread; they may be a call apart, TimingIdleHandlerList.ClassFigures says why).
+  // this thread; they may be a call apart, TimingIdleHandlerList.Timed says why).
   std::string StatusJson() const override {
     const IdleCounters c = TimingCounters();
     std::vector<ClassFigures> classes;

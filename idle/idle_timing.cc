@@ -35,7 +35,7 @@ struct Timing {
   std::atomic<uint64_t> lag_ns{200 * hook::kNsPerMs};
   std::atomic<uint64_t> record_min_ns{1000 * 1000};  // idle.record_min_us
   // The main thread (the gate's owner) counts with a plain load + store, other threads atomically.
-  // Calls the Java side did not count in a class's figures (TimingIdleHandlerList.ClassFigures; more
+  // Calls the Java side did not count in a class's figures (TimingIdleHandlerList.Timed's figures; more
   // classes than it keeps figures for), and the calls that got a timeline record of their own.
   hook::SplitCounter uncounted_calls;
   hook::SplitCounter recorded;

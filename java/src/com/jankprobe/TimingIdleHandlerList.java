@@ -6,8 +6,6 @@ import java.nio.ByteOrder;
 import java.nio.LongBuffer;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
-import java.util.Map;
 
 /**
  * The list jankprobe puts in place of MessageQueue.mIdleHandlers. MessageQueue only ever calls add, remove,
@@ -33,8 +31,8 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
    * #covered} is 0: about once per lag_ms, or always where the native side needs a real fence) it calls
    * nativeArm.
    *
-   * It takes the end itself too and adds the call to its handler class's figures ({@link ClassFigures}:
-   * calls, total and longest time). A call shorter than {@link #foldBelowNs} (min(idle.record_min_us,
+   * It takes the end itself too and adds the call to its handler class's figures (calls, total and longest
+   * time, kept in the class's figures holder: see {@link Timed}). A call shorter than {@link #foldBelowNs} (min(idle.record_min_us,
    * idle.lag_ms), set by the monitor; 0 until it starts) ends there: no native call, no timeline record of
    * its own, and RUNNING_SINCE cleared unless the start is the pass's gap (below). Any other call goes to
    * nativeEnd, which clears the word, appends the call's timeline record if it took at least
@@ -120,48 +118,41 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
     RUNNING_SINCE = words.asLongBuffer();
   }
 
-  /**
-   * One handler class's figures, shared by all its wrappers (an app adds one-shot handlers, a new object
-   * of the same class each time: the figures, and folding, carry over). Written only by the thread that
-   * runs the queue's idle handlers (MessageQueue calls queueIdle() on its looper thread), with plain
-   * stores; read by {@link #figures()} on any thread, which may see a call counted whose time is not added
-   * yet, or figures a call behind (no ordering between the writer's stores), and on a 32-bit VM a long
-   * torn in its two halves while it is written (JLS 17.7): status figures, never used for a decision.
-   * Kept for the life of the process (a class's figures are cumulative, like the monitor's counters).
-   */
-  static final class ClassFigures {
-    final String handlerClass;
-    long calls;
-    long unfolded;  // of which went through nativeEnd (the others were folded: no record of their own)
-    long totalNs;
-    long maxNs;
-
-    ClassFigures(String handlerClass) { this.handlerClass = handlerClass; }
-  }
-
   /** Classes with figures; past this many, a class's calls all go through nativeEnd, which counts them. */
   static final int MAX_CLASSES = 64;
-  // Guarded by itself. Wrappers are made on any thread that adds a handler (under the queue's lock, which
-  // is never taken while holding this one); keyed by name so that no Class is kept from unloading; in the
-  // order the classes first came (the status lists them so).
-  private static final LinkedHashMap<String, ClassFigures> FIGURES = new LinkedHashMap<String, ClassFigures>();
+  // The figures holders (see Timed's figures fields), in the order their classes first came (the status
+  // lists them so); slots [0, classCount) used. Guarded by itself. Wrappers are made on any thread that adds
+  // a handler (under the queue's lock, which is never taken while holding this one). An array searched by
+  // name rather than a map: it is searched only when a wrapper is made and the last-class cache below
+  // misses (at most MAX_CLASSES names, compared by identity first), and walking it for the status loads
+  // nothing, where a LinkedHashMap's entry set and its iterators were classes loaded into the app for us.
+  private static final Timed[] FIGURES = new Timed[MAX_CLASSES];
+  private static int classCount;
 
   // The figures a wrapper was last made for: an app that adds a one-shot handler per event (a new object of
-  // the same class each time) finds them here without the lock and the map's hashing. A racy read needs
-  // no lock: handlerClass is final (a reader sees it set), and a stale or missing entry only sends the
-  // caller to the map. Compared by identity: Class.getName() returns the name it cached in the Class
-  // (HotSpot, ART), so the same class gives the same String; another String of the same name (another
-  // loader's class, or a VM that does not cache) takes the map, which matches by equals.
-  static ClassFigures lastFigures;
+  // the same class each time) finds them here without the lock and the search. A racy read needs no lock:
+  // handlerClass is final (a reader sees it set), and a stale or missing entry only sends the caller to the
+  // array. Compared by identity: Class.getName() returns the name it cached in the Class (HotSpot, ART), so
+  // the same class gives the same String; another String of the same name (another loader's class, or a VM
+  // that does not cache) takes the search, which matches by equals.
+  static Timed lastFigures;
 
-  static ClassFigures figuresOf(String handlerClass) {
-    final ClassFigures last = lastFigures;
+  /** The figures holder of this handler class (made at its first wrapper), or null past MAX_CLASSES. */
+  static Timed figuresOf(String handlerClass) {
+    final Timed last = lastFigures;
     if (last != null && last.handlerClass == handlerClass) return last;
     synchronized (FIGURES) {
-      ClassFigures f = FIGURES.get(handlerClass);
-      if (f == null && FIGURES.size() < MAX_CLASSES) {
-        f = new ClassFigures(handlerClass);
-        FIGURES.put(handlerClass, f);
+      Timed f = null;
+      for (int i = 0; i < classCount; i++) {
+        final Timed c = FIGURES[i];
+        if (c.handlerClass == handlerClass || c.handlerClass.equals(handlerClass)) {
+          f = c;
+          break;
+        }
+      }
+      if (f == null && classCount < MAX_CLASSES) {
+        f = new Timed(handlerClass);
+        FIGURES[classCount++] = f;
       }
       if (f != null) lastFigures = f;
       return f;
@@ -170,24 +161,20 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
 
   /**
    * For the monitor's status (native, any thread): {String[] classes, long[] figures}, four longs per
-   * class: calls, folded, total ns, longest ns. See {@link ClassFigures} for what a reader may see.
+   * class: calls, folded, total ns, longest ns. See Timed's figures fields for what a reader may see.
    */
   static Object[] figures() {
     synchronized (FIGURES) {
-      final int n = FIGURES.size();
+      final int n = classCount;
       final String[] classes = new String[n];
       final long[] values = new long[4 * n];
-      int i = 0;
-      // entrySet, not values(): HotSpot's default CDS archive holds the entry set's iterator classes,
-      // while the values view's come from the class files (two more class loads on the first status).
-      for (Map.Entry<String, ClassFigures> e : FIGURES.entrySet()) {
-        final ClassFigures f = e.getValue();
+      for (int i = 0; i < n; i++) {
+        final Timed f = FIGURES[i];
         classes[i] = f.handlerClass;
         values[4 * i] = f.calls;
         values[4 * i + 1] = f.calls - f.unfolded;  // folded
         values[4 * i + 2] = f.totalNs;
         values[4 * i + 3] = f.maxNs;
-        i++;
       }
       return new Object[] {classes, values};
     }
@@ -198,17 +185,47 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   static long lastGap;
   static long lastEnd;
 
-  /** One app handler, timed. Equal to its handler, so a plain list still finds it after the swap back. */
+  /**
+   * One app handler, timed. Equal to its handler, so a plain list still finds it after the swap back.
+   *
+   * The same class also holds a handler class's figures (calls, total and longest time), shared by all
+   * that class's wrappers (an app adds one-shot handlers, a new object of the same class each time: the
+   * figures, and folding, carry over): each class gets one holder, a Timed made by figuresOf with no
+   * handler (so it keeps no app object, and through it no Class, from being collected; never in a list),
+   * kept for the life of the process (a class's figures are cumulative, like the monitor's counters). One
+   * class for both roles, not a figures class of its own: each class jankprobe's Java loads is class bytes
+   * read from the app's archive, metadata and symbols an app without us would not hold, and the wrapper's
+   * accesses to the figures are the same field accesses either way.
+   *
+   * The figures are written only by the thread that runs the queue's idle handlers (MessageQueue calls
+   * queueIdle() on its looper thread), with plain stores; read by {@link #figures()} on any thread, which
+   * may see a call counted whose time is not added yet, or figures a call behind (no ordering between the
+   * writer's stores), and on a 32-bit VM a long torn in its two halves while it is written (JLS 17.7):
+   * status figures, never used for a decision.
+   */
   static final class Timed implements IdleHandler {
-    final IdleHandler handler;
+    final IdleHandler handler;  // null in a figures holder
     final String handlerClass;  // computed once: queueIdle() must stay cheap
-    final ClassFigures figures;  // null: more classes than MAX_CLASSES (nativeEnd counts its calls)
+    final Timed figures;        // this class's holder; null: more classes than MAX_CLASSES (nativeEnd counts)
     private int nameKey;        // from nativeEnd; only the thread running the queue's idle handlers uses it
+    // A holder's figures (unused in a wrapper):
+    long calls;
+    long unfolded;  // of which went through nativeEnd (the others were folded: no record of their own)
+    long totalNs;
+    long maxNs;
 
     Timed(IdleHandler handler) {
       this.handler = handler;
       this.handlerClass = handler.getClass().getName();
       this.figures = figuresOf(handlerClass);
+    }
+
+    // A figures holder (figuresOf). Not private: a private constructor called from the outer class would
+    // make javac (Java 8 target) add an access constructor and a synthetic class to tag it, one class more.
+    Timed(String handlerClass) {
+      this.handler = null;
+      this.handlerClass = handlerClass;
+      this.figures = this;
     }
 
     /**
@@ -254,7 +271,7 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
         lastGap = gap;
         lastEnd = end;
         final long dur = end > start ? end - start : 0;  // a gap start may be up to 50 us ahead of nanoTime
-        final ClassFigures f = figures;
+        final Timed f = figures;
         if (f != null) {
           f.calls++;
           f.totalNs += dur;
