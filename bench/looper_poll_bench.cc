@@ -22,7 +22,11 @@
 //       build/<dir>/bench/looper_poll_bench --polls=main --batches=200
 //   callgrind_annotate /tmp/cg.main | head   (total Ir / (200 x 256) = instructions per poll)
 // `--wait` makes the batches blocking waits (WaitBatch: count with --toggle-collect='*WaitBatch*'; the
-// wake's write and the drain's read are in every mode alike).
+// wake's write and the drain's read are in every mode alike). `--block-ms=N` makes them waits that block
+// N ms each with nothing to read (BlockBatch, '*BlockBatch*'), as an app's main thread between vsyncs and
+// touches: there the watchdog's sampling check periods (sample_after_ms) span many waits, and what the
+// main thread does about the check chain shows (the calls of Watchdog::Arm from inside BlockBatch in
+// callgrind's call counts; the run prints the watchdog's wakes and deadlines).
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -36,6 +40,7 @@
 #include <string>
 #include <thread>
 
+#include "hook/clock.h"
 #include "hook/config.h"
 #include "hook/event_clock.h"
 #include "hook/monitor.h"
@@ -101,6 +106,11 @@ __attribute__((noinline)) void WaitBatch(World* w) {
     w->wake(w->looper);
     benchmark::DoNotOptimize(w->poll(w->looper, 1000));
   }
+}
+
+// One batch of waits that block `ms` each (nothing to read), one short gap between them.
+__attribute__((noinline)) void BlockBatch(World* w, int ms) {
+  for (int i = 0; i < kBatch; ++i) benchmark::DoNotOptimize(w->poll(w->looper, ms));
 }
 
 // The looper's main thread of mode 1: another thread, which polls once after each start (so that the
@@ -204,7 +214,7 @@ BENCHMARK(BM_PollWait_MainThread)->Repetitions(10);
 BENCHMARK(BM_DrainGaps)->Repetitions(3);
 
 // --polls=MODE [--batches=N]: the instruction-counting run (see the top of the file).
-int CountPolls(const std::string& mode_name, int batches, bool wait) {
+int CountPolls(const std::string& mode_name, int batches, bool wait, int block_ms) {
   const int mode = mode_name == "unhooked" ? 0 : mode_name == "other" ? 1 : mode_name == "main" ? 2 : -1;
   if (mode < 0) {
     std::fprintf(stderr, "--polls: unhooked, other or main, not %s\n", mode_name.c_str());
@@ -216,16 +226,25 @@ int CountPolls(const std::string& mode_name, int batches, bool wait) {
     std::fprintf(stderr, "setup: %s\n", (w->ok ? why : w->why).c_str());
     return 1;
   }
+  const hook::Watchdog::Stats w0 = w->watchdog.stats();
+  const uint64_t t0 = hook::MonotonicNs();
   for (int b = 0; b < batches; ++b) {
-    if (wait) {
+    if (block_ms > 0) {
+      BlockBatch(w, block_ms);
+    } else if (wait) {
       WaitBatch(w);
     } else {
       PollBatch(w);
     }
     if (mode == 2) looper::DrainPollSource();
   }
+  const double secs = static_cast<double>(hook::MonotonicNs() - t0) / 1e9;
+  const hook::Watchdog::Stats w1 = w->watchdog.stats();
   if (mode > 0) looper::StopPollSource();
-  std::printf("%s: %d %s\n", mode_name.c_str(), batches * kBatch, wait ? "waits" : "polls");
+  std::printf("%s: %d %s in %.2f s; watchdog: %llu wakes, %llu deadlines fired\n", mode_name.c_str(),
+              batches * kBatch, block_ms > 0 ? "blocking waits" : wait ? "waits" : "polls", secs,
+              static_cast<unsigned long long>(w1.loop_iterations - w0.loop_iterations),
+              static_cast<unsigned long long>(w1.deadlines_fired - w0.deadlines_fired));
   return 0;
 }
 
@@ -236,13 +255,15 @@ int main(int argc, char** argv) {
   std::string polls;
   int batches = 200;
   bool wait = false;
+  int block_ms = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--wait") wait = true;
+    if (a.rfind("--block-ms=", 0) == 0) block_ms = std::atoi(a.c_str() + 11);
     if (a.rfind("--polls=", 0) == 0) polls = a.substr(8);
     if (a.rfind("--batches=", 0) == 0) batches = std::atoi(a.c_str() + 10);
   }
-  if (!polls.empty()) return jp::CountPolls(polls, batches > 0 ? batches : 1, wait);
+  if (!polls.empty()) return jp::CountPolls(polls, batches > 0 ? batches : 1, wait, block_ms);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -186,6 +186,12 @@ uint64_t ThreadCpuNs() { return hook::ClockNs(CLOCK_THREAD_CPUTIME_ID); }
 // clock_gettime never shows up as a gap that started in the future. Deadlines stay on CLOCK_MONOTONIC:
 // there 50 us is far below their millisecond granularity.
 uint64_t GapClockNs() { return hook::ProcessEventClock().NowNs(); }
+// The same clock where the watchdog reads it anyway (its checks, the periodic drain): it also re-anchors
+// the clock when the anchor is past half its span, so that the main thread, which reads it most often,
+// more often finds a fresh one at its first read after a wait (EventClock::NowNsRefreshingOlderThan).
+inline uint64_t WatchdogGapClockNs() {
+  return hook::ProcessEventClock().NowNsRefreshingOlderThan(hook::EventClock::kReanchorNs / 2);
+}
 
 void OnPollSample(const hook::DeadlineFired& fired, void*);
 void OnPollCheck(const hook::DeadlineFired& fired, void*);
@@ -526,7 +532,7 @@ void ContinueChecks(const hook::PluginContext* ctx) {
   for (;;) {
     // The clock first: a gap that starts after the word below was read as 0 starts after `now`, so the
     // check armed at now + sample_after_ms is at or before its start + sample_after_ms.
-    const uint64_t now = GapClockNs();
+    const uint64_t now = WatchdogGapClockNs();
     const uint64_t start = PollRunning().load(std::memory_order_seq_cst);
     const uint64_t after = g.sample_after_ns.load(std::memory_order_relaxed);
     const uint64_t ended = GapsEnded();
@@ -838,6 +844,7 @@ void StopPollSource() {
 void DrainPollSource() {
   Inside guard;  // DeactivateTiming waits for it: the context stays valid for the reports below
   if (!guard.active() || !PollActive()) return;
+  WatchdogGapClockNs();  // the clock's re-anchor, if due soon, here rather than on the main thread
   DrainPollGaps();
   ReportFinished();  // what this drain (or a report's or a status read's since the last one) queued
   // The race ContinueChecks and StartGap can both lose (no fence on the main thread): a gap running with
