@@ -58,12 +58,16 @@ class FinishedRing {
     PushChecked(p, e);
     return true;
   }
-  // Push in two steps, for a producer that builds the item from memory: the rare call of the full check
-  // (RefreshTail) comes before the item's loads, so they need not survive a call (spilled and reloaded).
-  // HasRoom: producer only; PushChecked only after HasRoom returned true.
+  // Push in two steps, for a producer that builds the item from memory: the full check comes before the
+  // item's loads. HasRoom: producer only; PushChecked only after HasRoom returned true.
+  // The consumer's tail is read only when the ring looks full by the cached one (inline: an out-of-line
+  // RefreshTail was one more function for the ordered text, lib/startup_order.ld, to name). Acquire:
+  // pairs with the drain's release, so the drain is done reading the slots it freed.
   bool HasRoom(Producer& p) noexcept {
     const uint64_t head = p.head.load(std::memory_order_relaxed);
-    return __builtin_expect(head - p.cached_tail < kSlots, 1) || RefreshTail(p, head);
+    if (__builtin_expect(head - p.cached_tail < kSlots, 1)) return true;
+    p.cached_tail = tail_.load(std::memory_order_acquire);
+    return head - p.cached_tail < kSlots;
   }
   inline void PushChecked(Producer& p, const FinishedEvent& e) noexcept;
   // The owner's push straight from the pending slot, for the input tracker's fast path: Head() once,
@@ -85,8 +89,9 @@ class FinishedRing {
 
   // Copies of the items not drained yet, appended to *out, oldest first. Any thread; never blocks. An item
   // a concurrent drain takes meanwhile may be left out: it was appended to the timeline before it left
-  // the ring.
-  void Pending(const Producer& p, std::vector<FinishedEvent>* out) const;
+  // the ring. Inline: its caller (InputTracker::LendFinished) has its place in the ordered text; an
+  // out-of-line copy under a new signature would land outside it.
+  inline void Pending(const Producer& p, std::vector<FinishedEvent>* out) const;
 
   static uint64_t pushed(const Producer& p) noexcept { return p.head.load(std::memory_order_acquire); }
   uint64_t drained() const noexcept { return tail_.load(std::memory_order_acquire); }
@@ -100,8 +105,6 @@ class FinishedRing {
     uint64_t ident[2];
   };
   static FinishedEvent Load(const Slot& s) noexcept;
-  // Push's rare half: the ring looked full by the producer's cached tail; reads the real one.
-  __attribute__((cold, noinline)) bool RefreshTail(Producer& p, uint64_t head) const noexcept;
 
   // The consumer's line (the producer reads it only in RefreshTail).
   alignas(64) std::atomic<uint64_t> tail_{0};
@@ -134,6 +137,22 @@ inline void FinishedRing::PushFrom(Producer& p, uint64_t head, const PendingEven
   __atomic_store_n(&s.ident[0], ident.w[0], __ATOMIC_RELAXED);
   __atomic_store_n(&s.ident[1], ident.w[1], __ATOMIC_RELAXED);
   p.head.store(head + 1, std::memory_order_release);
+}
+
+inline void FinishedRing::Pending(const Producer& p, std::vector<FinishedEvent>* out) const {
+  // The producer rewrites slot i only for item i + kSlots, once the tail has passed i. So a slot copied
+  // while the tail (read again after the copies) is still at or below its index was not being rewritten;
+  // one below it was drained, its record appended before the tail moved (the caller's later timeline
+  // snapshot has it).
+  const uint64_t tail = tail_.load(std::memory_order_acquire);
+  const uint64_t head = p.head.load(std::memory_order_acquire);
+  if (head <= tail) return;
+  const uint64_t n = head - tail < kSlots ? head - tail : kSlots;
+  std::vector<FinishedEvent> copy(static_cast<size_t>(n));
+  for (uint64_t i = 0; i < n; ++i) copy[static_cast<size_t>(i)] = Load(slots_[(tail + i) % kSlots]);
+  std::atomic_thread_fence(std::memory_order_acquire);  // the copies before the second tail read
+  const uint64_t tail_after = tail_.load(std::memory_order_relaxed);
+  for (uint64_t i = tail_after > tail ? tail_after - tail : 0; i < n; ++i) out->push_back(copy[static_cast<size_t>(i)]);
 }
 
 template <typename Sink>

@@ -208,7 +208,9 @@ class PendingEvents {
     w.store((w.load(std::memory_order_relaxed) & ~kStateMask) | st, std::memory_order_release);
   }
   int ClaimShared() noexcept;
-  int ClaimSearch(bool owner, int fd, uint32_t seq) noexcept;  // Claim past the first probe
+  // Claim past the first probe (first: the probe Claim looked at, Hash(fd, seq)). The probe, not fd and
+  // seq: the name and signature the ordered text (lib/startup_order.ld) knows.
+  int ClaimSearch(bool owner, int first) noexcept;
   int TakeSearch(bool owner, int fd, uint32_t seq) noexcept;  // Take past the first probe
   int TakeIf(bool plain, int index, uint32_t seen) noexcept {
     std::atomic<uint32_t>& w = slots_[index].word;
@@ -236,7 +238,7 @@ inline int PendingEvents::Claim(bool owner, int fd, uint32_t seq) noexcept {
       return index;
     }
   }
-  return ClaimSearch(owner, fd, seq);
+  return ClaimSearch(owner, static_cast<int>(Hash(fd, seq)));
 }
 
 inline int PendingEvents::Take(bool owner, int fd, uint32_t seq) noexcept {
