@@ -59,16 +59,8 @@ QueueHead MainQueue::ReadHead(JNIEnv* env, std::string* why) const {
   return h;
 }
 
-QueueKind MainQueue::Classify(JNIEnv* env, std::string* why) const {
+QueueKind MainQueue::KeepsMessagesInList(JNIEnv* env, std::string* why) const {
   const jni::BarrierRefs& b = jni::Barrier();
-  if (b.use_concurrent) {
-    const jboolean concurrent = env->GetBooleanField(queue_, b.use_concurrent);
-    if (jni::TakeException(env, "read MessageQueue.mUseConcurrent", why)) return QueueKind::kUnknown;
-    if (concurrent) {
-      *why = "MessageQueue.mUseConcurrent is true: the concurrent queue keeps no messages in mMessages";
-      return QueueKind::kNotList;
-    }
-  }
   constexpr int64_t kFarFutureMs = 3600 * 1000;
   std::string post_why;
   if (!PostProbe(env, kShapeProbe, false, kFarFutureMs, &post_why)) {

@@ -15,6 +15,8 @@
 #include <string>
 
 #include "hook/clock.h"
+#include "hook/jni/jni_refs.h"
+#include "hook/jni/jni_util.h"
 
 namespace jp::barrier {
 
@@ -57,10 +59,24 @@ class MainQueue {
   QueueHead ReadHead(JNIEnv* env, std::string* why) const;
   // Which kind the main queue is, once at start; *why = the evidence for kNotList, the failure for kUnknown.
   // First the implementation flag where the class has one (mUseConcurrent, final per queue: true is
-  // kNotList), then a far-future probe posted, mMessages read under the lock, the probe removed: a queue
-  // that holds the probe while mMessages is null is kNotList (Android 17's lock-free queue keeps the field,
-  // always null).
-  QueueKind Classify(JNIEnv* env, std::string* why) const;
+  // kNotList), then KeepsMessagesInList. Inline: a function of its own would land outside the ordered
+  // start-only text (lib/startup_order.ld lists KeepsMessagesInList, whose mangled name has no return type).
+  __attribute__((always_inline)) QueueKind Classify(JNIEnv* env, std::string* why) const {
+    const jni::BarrierRefs& b = jni::Barrier();
+    if (b.use_concurrent) {
+      const jboolean concurrent = env->GetBooleanField(queue_, b.use_concurrent);
+      if (jni::TakeException(env, "read MessageQueue.mUseConcurrent", why)) return QueueKind::kUnknown;
+      if (concurrent) {
+        *why = "MessageQueue.mUseConcurrent is true: the concurrent queue keeps no messages in mMessages";
+        return QueueKind::kNotList;
+      }
+    }
+    return KeepsMessagesInList(env, why);
+  }
+  // The probe: a far-future message posted, mMessages read under the lock, the message removed. A queue
+  // that holds it while mMessages is null is kNotList (Android 17's lock-free queue keeps the field, always
+  // null); one where the probe could not be posted or read is kUnknown.
+  QueueKind KeepsMessagesInList(JNIEnv* env, std::string* why) const;
 
   bool PostProbe(JNIEnv* env, int what, bool async, int64_t delay_ms, std::string* why) const;
   // 1 queued, 0 not queued, -1 failed.

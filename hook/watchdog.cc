@@ -275,7 +275,7 @@ uint64_t Watchdog::RunPeriodic(uint64_t now) {
 // Here, at the loop's shallowest point: the callbacks that ran Java frames (the attach, a lag's Java stack,
 // a barrier removal) have returned, and what HotSpot's stack banging left resident below them goes back.
 namespace {
-inline void ReleaseStackAfterJava() { jni::ReleaseStackIfJavaRan(); }
+__attribute__((always_inline)) inline void ReleaseStackAfterJava() { jni::ReleaseStackIfJavaRan(); }
 }  // namespace
 
 void Watchdog::Loop() {

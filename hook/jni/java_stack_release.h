@@ -11,6 +11,11 @@
 #ifndef JANKPROBE_HOOK_JNI_JAVA_STACK_RELEASE_H_
 #define JANKPROBE_HOOK_JNI_JAVA_STACK_RELEASE_H_
 
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -34,17 +39,106 @@ struct StackReleaseCounts {
   uint64_t failures = 0;        // calls that gave up; last_error says why
   const char* last_error = "";  // static text
 };
-StackReleaseCounts StackReleaseCountsNow();
 
-// Gives back the resident pages of the calling thread's stack that lie below its caller's frame minus
-// kStackKeptBelowCaller and above the stack's bottom plus its guard and kStackBottomUntouched: only pages
-// mincore reports resident, in runs (a page the VM protected was never touched, so it is never included),
-// with madvise(MADV_DONTNEED). Clears t_java_frames_ran. Returns the bytes given back, or -1 (the reason
-// in StackReleaseCountsNow().last_error). Out of line and cold: it runs once per Java episode.
-long ReleaseStackBelowCaller() __attribute__((noinline, cold));
+// Everything below is inline (always_inline where it runs on a thread's loop): a function of its own would
+// land in plain .text, outside the ordered steady text (lib/startup_order.ld), and the first release would
+// fault a 64 KiB text window in to give back 64 KiB of stack. Inlined, the code sits in Watchdog::Loop and
+// in the report delivery, both in the steady text.
+namespace internal {
+struct StackReleaseState {
+  std::atomic<uint64_t> releases{0};
+  std::atomic<uint64_t> released_bytes{0};
+  std::atomic<uint64_t> failures{0};
+  std::atomic<const char*> last_error{""};
+};
+extern StackReleaseState g_stack_release __attribute__((visibility("hidden")));
+
+__attribute__((always_inline)) inline long StackReleaseFail(const char* why) {
+  g_stack_release.last_error.store(why, std::memory_order_relaxed);
+  g_stack_release.failures.fetch_add(1, std::memory_order_relaxed);
+  return -1;
+}
+
+// madvise(MADV_DONTNEED) of every run of resident pages in [lo, hi), both page-aligned; mincore in chunks
+// of a small on-stack vector (this runs just below the frame whose caller keeps the rest).
+__attribute__((always_inline)) inline long ReleaseResidentRuns(uintptr_t lo, uintptr_t hi, uintptr_t page,
+                                                               const char** why) {
+  constexpr uintptr_t kChunkPages = 256;
+  unsigned char resident[kChunkPages];
+  long released = 0;
+  uintptr_t run_start = 0;  // 0: not in a run
+  for (uintptr_t chunk = lo; chunk < hi; chunk += kChunkPages * page) {
+    const uintptr_t pages = (hi - chunk) / page < kChunkPages ? (hi - chunk) / page : kChunkPages;
+    if (mincore(reinterpret_cast<void*>(chunk), pages * page, resident) != 0) {
+      *why = "mincore of the stack failed";
+      return -1;
+    }
+    // One step past the chunk's last page closes a run that reaches hi.
+    for (uintptr_t i = 0; i <= pages; ++i) {
+      const uintptr_t at = chunk + i * page;
+      const bool in = i < pages && (resident[i] & 1);
+      if (in && run_start == 0) run_start = at;
+      if (in || run_start == 0 || (i == pages && at < hi)) continue;
+      if (madvise(reinterpret_cast<void*>(run_start), at - run_start, MADV_DONTNEED) != 0) {
+        *why = "madvise(MADV_DONTNEED) of the stack failed";
+        return -1;
+      }
+      released += static_cast<long>(at - run_start);
+      run_start = 0;
+    }
+  }
+  return released;
+}
+}  // namespace internal
+
+inline StackReleaseCounts StackReleaseCountsNow() {
+  const internal::StackReleaseState& g = internal::g_stack_release;
+  StackReleaseCounts c;
+  c.releases = g.releases.load(std::memory_order_relaxed);
+  c.released_bytes = g.released_bytes.load(std::memory_order_relaxed);
+  c.failures = g.failures.load(std::memory_order_relaxed);
+  c.last_error = g.last_error.load(std::memory_order_relaxed);
+  return c;
+}
+
+// Gives back the resident pages of the calling thread's stack that lie below the frame it is inlined into
+// minus kStackKeptBelowCaller and above the stack's bottom plus its guard and kStackBottomUntouched: only
+// pages mincore reports resident, in runs (a page the VM protected was never touched, so it is never
+// included), with madvise(MADV_DONTNEED). Clears t_java_frames_ran. Returns the bytes given back, or -1
+// (the reason in StackReleaseCountsNow().last_error). Runs once per Java episode.
+__attribute__((always_inline)) inline long ReleaseStackBelowCaller() {
+  internal::StackReleaseState& g = internal::g_stack_release;
+  t_java_frames_ran = false;
+  g.releases.fetch_add(1, std::memory_order_relaxed);
+  const long page_l = sysconf(_SC_PAGESIZE);
+  if (page_l <= 0) return internal::StackReleaseFail("sysconf(_SC_PAGESIZE) failed");
+  const auto page = static_cast<uintptr_t>(page_l);
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return internal::StackReleaseFail("pthread_getattr_np failed");
+  void* stack_lo = nullptr;
+  size_t stack_size = 0;
+  size_t guard = 0;
+  const bool got = pthread_attr_getstack(&attr, &stack_lo, &stack_size) == 0 &&
+                   pthread_attr_getguardsize(&attr, &guard) == 0;
+  pthread_attr_destroy(&attr);
+  if (!got || !stack_lo || stack_size == 0) return internal::StackReleaseFail("the thread's stack bounds are unknown");
+  const auto base = reinterpret_cast<uintptr_t>(stack_lo);
+  const auto frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  if (frame <= base || frame > base + stack_size) return internal::StackReleaseFail("the frame is not on the thread's stack");
+  // The stack grows down on every ABI we build for: keep [hi, frame) and everything above it.
+  if (frame - base < kStackKeptBelowCaller + guard + kStackBottomUntouched + page) return 0;
+  const uintptr_t hi = (frame - kStackKeptBelowCaller) & ~(page - 1);
+  const uintptr_t lo = (base + guard + kStackBottomUntouched + page - 1) & ~(page - 1);
+  if (hi <= lo) return 0;
+  const char* why = "";
+  const long released = internal::ReleaseResidentRuns(lo, hi, page, &why);
+  if (released < 0) return internal::StackReleaseFail(why);
+  g.released_bytes.fetch_add(static_cast<uint64_t>(released), std::memory_order_relaxed);
+  return released;
+}
 
 // For the thread's loop, at its shallowest point: one TLS load in the usual case.
-inline void ReleaseStackIfJavaRan() {
+__attribute__((always_inline)) inline void ReleaseStackIfJavaRan() {
   if (__builtin_expect(t_java_frames_ran, false)) ReleaseStackBelowCaller();
 }
 

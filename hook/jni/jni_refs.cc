@@ -206,9 +206,11 @@ void ResolveBarrier(JNIEnv* env) {
   b.ok = r.ok();
   b.why = r.why();
   if (b.ok) {
-    // Optional: its absence (NoSuchFieldError, cleared) means a queue with one implementation.
+    // Optional: its absence (NoSuchFieldError, cleared) means a queue with one implementation. Cleared
+    // through the function table: JNIEnv_::ExceptionClear has an out-of-line copy in plain .text (only the
+    // rare paths used it), and this path runs at every start on most devices.
     b.use_concurrent = env->GetFieldID(mq, "mUseConcurrent", "Z");
-    if (env->ExceptionCheck()) env->ExceptionClear();
+    if (env->functions->ExceptionCheck(env)) env->functions->ExceptionClear(env);
   }
 }
 
