@@ -50,8 +50,6 @@ QueueHead MainQueue::ReadHead(JNIEnv* env, std::string* why) const {
       h.when_ms = env->GetLongField(head, b.msg_when);
       h.token = env->GetIntField(head, b.msg_arg1);
     }
-    // MessageQueue.isIdle() of the list queue: `mMessages == null || now < mMessages.when`.
-    h.idle = h.empty || h.now_ms < h.when_ms;
     h.read = !jni::TakeException(env, "read the queue head", why);
   }
   env->MonitorExit(queue_);

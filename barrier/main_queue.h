@@ -5,7 +5,7 @@
 // The periodic head read calls no Java method: it runs on the watchdog, and every Java call HotSpot makes on
 // a thread touches ~80 KiB of its stack (hook/jni/java_stack_release.h). The queue's lock, the field reads
 // and the clock are JNI and native; whether the queue keeps its messages in mMessages at all is settled
-// once, at Open (Classify), instead of by MessageQueue.isIdle() at every check.
+// once at start (Classify), instead of by MessageQueue.isIdle() at every check.
 #ifndef JANKPROBE_BARRIER_MAIN_QUEUE_H_
 #define JANKPROBE_BARRIER_MAIN_QUEUE_H_
 
@@ -29,7 +29,6 @@ inline int64_t UptimeMillis() { return static_cast<int64_t>(hook::MonotonicNs() 
 struct QueueHead {
   bool read = false;        // false: the read failed (*why says why)
   bool empty = true;        // mMessages was null
-  bool idle = true;         // nothing due: what MessageQueue.isIdle() returns, from the same fields and lock
   bool is_barrier = false;  // head has no target
   int32_t token = 0;        // arg1 of a barrier
   int64_t when_ms = 0;      // uptimeMillis base
@@ -54,8 +53,9 @@ class MainQueue {
   bool Open(JNIEnv* env, std::string* why);
   void Close(JNIEnv* env);
 
-  // Only on a queue Classify found to be kList: MessageQueue.isIdle() of that queue is computed from the
-  // fields read here, and isIdle() was also what told other queues apart at every check.
+  // Only on a queue Classify found to be kList. The check used to call MessageQueue.isIdle() here too, as
+  // its guard against other queues ("mMessages null while not idle"); on a list queue that is
+  // `mMessages == null || now < mMessages.when`, fields read here already, and the guard is Classify's now.
   QueueHead ReadHead(JNIEnv* env, std::string* why) const;
   // Which kind the main queue is, once at start; *why = the evidence for kNotList, the failure for kUnknown.
   // First the implementation flag where the class has one (mUseConcurrent, final per queue: true is
