@@ -222,7 +222,9 @@ TEST(ProcessEventClock, CalibratedOnceAndAgainOnlyWhenTheTestOptionsChange) {
   // Past one re-anchor interval, so that the clock has state a second calibration would reset.
   EXPECT_GT(CheckBound(&ProcessEventClock(), EventClock::kReanchorNs + 20 * kNsPerMs, 7), 0);
   const uint64_t reanchors = ProcessEventClock().stats().reanchors;
-  ASSERT_GE(reanchors, 1u);
+  // Seen once at 0 in a full suite run under load 16 (1 of 26 runs; 25 alone passed): the status says
+  // whether the clock fell back (and by how much it was off) or every re-anchor pair was refused.
+  ASSERT_GE(reanchors, 1u) << ProcessEventClock().StatusJson();
   EXPECT_TRUE(CalibrateProcessEventClock());
   EXPECT_EQ(ProcessEventClock().stats().reanchors, reanchors) << "calibrated again without a reason";
   EXPECT_STRNE(ProcessEventClock().source(), "clock_gettime") << ProcessEventClock().why();
