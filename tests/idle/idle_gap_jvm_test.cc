@@ -53,14 +53,18 @@ struct Pass {
 };
 
 // IdleGapScenarios.passOnMain: one idle pass of the real queue running FirstOfPass (ms1), SecondOfPass
-// (ms2); with `wake`, the look that begins the pass finds the looper's wake event ready.
+// (ms2); with `wake`, the look that begins the pass finds the looper's wake event ready. Handlers that
+// overrun lag_ms hold on past their time until the watchdog took their stacks (10 s at most): when the
+// watchdog thread, woken at the lag point, gets a CPU is the host's business (on a loaded 2-core host it
+// missed the second handler's 10 ms overrun in 9 of 12 runs), whether its deadline was armed is ours.
 Pass RunPass(int64_t ms1, int64_t ms2, bool wake = false) {
   Pass p;
   JNIEnv* env = Jvm()->Env();
   env->PushLocalFrame(8);
-  jvalue w{};
+  jvalue w{}, hold{};
   w.z = wake ? JNI_TRUE : JNI_FALSE;
-  JavaResult r = Jvm()->CallStatic(kScenarios, "passOnMain", "(JJZ)[J", {J(ms1), J(ms2), w});
+  hold.z = ms1 > kIdleLagMs ? JNI_TRUE : JNI_FALSE;
+  JavaResult r = Jvm()->CallStatic(kScenarios, "passOnMain", "(JJZZ)[J", {J(ms1), J(ms2), w, hold});
   if (r.ok && r.value.l) {
     jlong v[5];
     env->GetLongArrayRegion(static_cast<jlongArray>(r.value.l), 0, 5, v);
@@ -149,7 +153,10 @@ void ExpectPassTimedRight(const Pass& p, const Lag& a, const Lag& b) {
   EXPECT_LE(b.ts_ns, p.entered2) << b.json;
   EXPECT_GE(b.dur_ns, p.exited2 - p.entered2) << b.json;
   EXPECT_LE(b.dur_ns, p.exited2 - p.exited1 + kSchedSlackNs) << b.json;
-  EXPECT_LT(b.dur_ns, (p.exited2 - p.entered2) + (p.exited1 - p.entered1) / 2) << "charged the first's time: " << b.json;
+  // Charged none of the first's time: it starts at or after the first's exit (checked above). What lies
+  // between the first's exit and the second's entry (the first's end, which waits for the watchdog's
+  // capture to finish, and its report) is charged to the second, as it held the main thread: under load
+  // that was 35 ms once, so no bound here compares it with the first's time.
   EXPECT_TRUE(b.stack_while_stuck) << b.json;
 }
 
@@ -272,7 +279,9 @@ TEST_F(IdleGapJvmTest, SwitchingTheLooperMonitorWhilePassesStreamLeavesNoStaleGa
   EXPECT_GE(switches, 5);
   const int64_t max_ns = MaxNsOf(stream_class);
   ASSERT_GE(max_ns, 0) << CallString("status");
-  EXPECT_LT(max_ns, int64_t{kPumpMs} * 1'000'000 / 2)
+  // A start from the gap before a pump message puts the whole message (it sleeps kPumpMs) in the call;
+  // anything shorter is the host descheduling a trivial call (20 ms once, under load).
+  EXPECT_LT(max_ns, int64_t{kPumpMs} * 1'000'000 - kClockSlackNs)
       << "a pass was charged a pump message: its start came from a gap before it (" << passes << " passes, "
       << switches << " switches)";
 }
