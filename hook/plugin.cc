@@ -66,7 +66,17 @@ void Plugin::SetListener(ReportListener fn, void* arg) { reports_.SetListener(fn
 
 const PluginContext* Plugin::Context() {
   std::lock_guard<std::mutex> lock(mu_);
-  return started_ && running_ ? &context_ : nullptr;
+  if (!started_ || !running_) return nullptr;
+  // The ring is made for the first monitor (ApplyLocked); a caller that asks for the context before any
+  // monitor ran (a test or benchmark standing in for one) gets it with a ring too, as a monitor would.
+  return timeline_ || MakeTimelineNowLocked() ? &context_ : nullptr;
+}
+
+bool Plugin::MakeTimelineNowLocked() {
+  std::string warning;
+  if (!EnsureTimelineLocked(config_, false, &warning)) return false;
+  if (!warning.empty()) warnings_.push_back(warning);
+  return true;
 }
 
 int Plugin::Start(const char* json) {
@@ -139,10 +149,12 @@ bool Plugin::EnsureTimelineLocked(const Config& config, bool rebuild, std::strin
 }
 
 int Plugin::ApplyLocked(const Config& next, std::vector<std::string> warnings) {
+  // No ring yet: no monitor ever ran (the ring is made for the first one, below), so none can need a retune.
   const bool first = !timeline_;
   const ConfigDiff diff = first ? ConfigDiff{} : DiffConfigs(config_, next);
   std::string why;
   const bool should_run = ShouldRun(next, &why);
+  ran_ = ran_ || should_run;
   config_ = next;
   warnings_ = std::move(warnings);
   run_reason_ = why;
@@ -158,12 +170,19 @@ int Plugin::ApplyLocked(const Config& next, std::vector<std::string> warnings) {
 
   const bool rebuild = !first && diff.timeline_changed;
   if (rebuild) StopMonitorsLocked("off: timeline rebuilt");  // they hold the old ring
-  std::string warning;
-  if (!EnsureTimelineLocked(next, rebuild, &warning)) {
-    running_ = false;
-    return Fail(JANKPROBE_ERR_IO, "cannot allocate the timeline");
+  // The ring is made when a monitor is wanted, like the watchdog thread below: with every monitor off
+  // nothing would be recorded in it, and its header page and mappings would be all that an app whose flag
+  // switches every monitor off pays for it. A timeline file is opened at once all the same, so that the
+  // previous run's records (a run killed with -9) are recovered at start, as before. Export and Context()
+  // make the ring if they are asked for it before any monitor ran.
+  if (timeline_ || AnyMonitorWanted(next) || !next.timeline.file.empty()) {
+    std::string warning;
+    if (!EnsureTimelineLocked(next, rebuild, &warning)) {
+      running_ = false;
+      return Fail(JANKPROBE_ERR_IO, "cannot allocate the timeline");
+    }
+    if (!warning.empty()) warnings_.push_back(warning);
   }
-  if (!warning.empty()) warnings_.push_back(warning);
   context_.watchdog = &watchdog_;
   context_.reports = &reports_;
   context_.main_tid = main_tid_;

@@ -41,6 +41,8 @@ class Plugin {
   static int Fail(int code, std::string why);
   int ApplyLocked(const Config& next, std::vector<std::string> warnings);
   bool EnsureTimelineLocked(const Config& config, bool rebuild, std::string* warning);
+  // The ring for the running config now, before any monitor asked for it (Export, Context).
+  bool MakeTimelineNowLocked();
   void StopMonitorsLocked(const char* status);
   // A monitor the config switches on and this library has (the watchdog is started for it).
   static bool AnyMonitorWanted(const Config& config);
@@ -50,6 +52,7 @@ class Plugin {
   std::mutex mu_;
   bool started_ = false;
   bool running_ = false;  // started and this device runs the monitors
+  bool ran_ = false;      // a flag this device runs was applied once (the ring may still wait for a monitor)
   std::string run_reason_ = "not started";
   Config config_;
   std::vector<std::string> warnings_;

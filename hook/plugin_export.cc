@@ -53,7 +53,10 @@ int Plugin::Export(const char* path, int format) {
                                                " (1 = Chrome trace, 2 = JSON Lines)");
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (!timeline_) return Fail(JANKPROBE_ERR_STATE, "nothing to export: the plugin never ran on this device");
+  if (!ran_) return Fail(JANKPROBE_ERR_STATE, "nothing to export: the plugin never ran on this device");
+  // It ran, but no monitor has been on yet (ApplyLocked makes the ring for the first one): an empty trace,
+  // as when the ring was made at start.
+  if (!timeline_ && !MakeTimelineNowLocked()) return Fail(JANKPROBE_ERR_IO, "cannot allocate the timeline");
   // Records still on their way into the timeline (the poll source's finished dispatches wait in its ring
   // for the watchdog) are exported too; what is still running is not (it has no end yet).
   TimelineRead live = reports_.SnapshotWithInFlight(*timeline_, MonotonicNs(), /*running_too=*/false);
