@@ -367,8 +367,8 @@ inline void ArmCheckAt(const hook::PluginContext* ctx, uint64_t due) {
 
 // The first gap after the chain ended (a check period without a gap) starts it again; every other gap
 // finds it armed (one relaxed load in StartGap). Rare since the watchdog keeps the chain going while the
-// thread works (see the top): out of line, in plain .text. The gap's start is read here, not passed: the
-// fast path then keeps no copy of it for the call.
+// thread works (see the top): out of line. The gap's start is read here, not passed: the fast path then
+// keeps no copy of it for the call.
 __attribute__((noinline)) void ArmCheck() {
   const uint64_t t0 = GapStart().load(std::memory_order_relaxed);
   if (Armed().exchange(true, std::memory_order_acq_rel)) return;
@@ -570,7 +570,9 @@ void OnPollCheck(const hook::DeadlineFired& fired, void*) {
   // Not the chain's last check: one armed while StopPollSource ran (its Disarm missed it) that outlived
   // a restart, beside the new start's chain. Going on would keep two chains (and their wakes) running
   // while the thread works; whichever of them armed last is the chain, the other ends here, without
-  // touching Armed() (the chain's).
+  // touching Armed() (the chain's). The last one armed always fires (only a stop disarms it), so one
+  // chain is left; if the stale one had cleared Armed() meanwhile, the next gap starts another, and the
+  // two converge the same way.
   if (fired.deadline_ns != g.poll_check_due.load(std::memory_order_relaxed)) return;
   ContinueChecks(ctx);
 }
