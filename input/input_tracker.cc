@@ -228,18 +228,13 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt(InputTracker* self, int fd, 
     if (__builtin_expect(static_cast<size_t>(n) < kMinMotion, 0)) {
       return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
     }
-    // The first free slot of the channel's region (Claim's order: the events of a batch read for one
-    // frame fill it from the start; the lines probed past are this batch's, just written). A region
-    // with none free (more than kRegion of this channel in flight, or another channel's events there)
-    // leaves for the general path, which searches on.
-    int index = PendingEvents::OwnerFirstProbe(fd);
-    for (int k = 1;; ++k) {
-      const uint32_t word = self->pending_.at(index).word.load(std::memory_order_acquire);  // pairs with Free's release
-      if (__builtin_expect(StateOf(word) == kFree, 1)) break;
-      if (__builtin_expect(k == PendingEvents::kRegion, 0)) return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
-      index = PendingEvents::OwnerProbe(fd, k);
-    }
-    PendingEvent& e = SlotRegister(self->pending_.at(index));
+    // The probe is the event's (fd, seq): the seq read before decoding (a packet that then fails leaves
+    // its slot free, as below), where the decoder reads it.
+    static_assert(kMinMotion >= kHeaderSize + sizeof(uint32_t), "the seq is inside any MOTION");
+    const uint32_t seq = wire::U32(static_cast<const uint8_t*>(buf), kL.seq_in_header ? 4 : kHeaderSize);
+    PendingEvent& e = SlotRegister(self->pending_.at(PendingEvents::OwnerFirstProbe(fd, seq)));
+    const uint32_t word = e.word.load(std::memory_order_acquire);  // pairs with Free's release
+    if (__builtin_expect(StateOf(word) != kFree, 0)) return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
     e.fd = fd;
     e.tid = self->OwnerTid();  // the caller's: it is the owner
     e.fd_mode = false;
@@ -336,7 +331,7 @@ void InputTracker::ReceivedFdMode(bool owner, uint32_t tid, int fd, uint64_t now
 }
 
 void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* ev, uint64_t now) noexcept {
-  const int index = pending_.Claim(owner, fd);
+  const int index = pending_.Claim(owner, fd, ev ? ev->seq : 0);
   if (__builtin_expect(index < 0, 0)) {
     table_full_.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -380,23 +375,16 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::SentAt(InputTracker* self, int fd, cons
     if (__builtin_expect(DecodeSentAs<kLayout>(buf, static_cast<size_t>(n), &f) != Verdict::kOk, 0)) {
       return self->SentOwnerGeneral(fd, buf, n, now);
     }
-    // Take's usual case (the event is in the channel's region, where the owner's read put it: the
-    // k-th of a batch k probes in, the earlier ones' slots, freed by their FINISHED just before, on the
-    // way) and a ring with room by the producer's cached tail; otherwise nothing is written yet and the
-    // general path does it all (Take's search, the consumer's tail).
+    // Take's usual case (the event is in the first probe: its (fd, seq) slot, where the read put it
+    // unless more than PendingEvents::kLanes of its channel were in flight) and a ring with room by the
+    // producer's cached tail; otherwise nothing is written yet and the general path does it all (Take's
+    // search, RefreshTail).
     // (No fd_mode test: an fd-mode slot has seq 0, which no decoded FINISHED has.)
-    int index = PendingEvents::OwnerFirstProbe(fd);
-    uint32_t seen;
-    for (int k = 1;; ++k) {
-      const PendingEvent& c = self->pending_.at(index);
-      seen = c.word.load(std::memory_order_acquire);
-      if (__builtin_expect(StateOf(seen) == kPending && c.fd == fd && c.seq == f.seq, 1)) break;
-      if (__builtin_expect(k == PendingEvents::kRegion, 0)) return self->SentOwnerGeneral(fd, buf, n, now);
-      index = PendingEvents::OwnerProbe(fd, k);
-    }
-    PendingEvent& e = SlotRegister(self->pending_.at(index));
+    PendingEvent& e = SlotRegister(self->pending_.at(PendingEvents::OwnerFirstProbe(fd, f.seq)));
+    const uint32_t seen = e.word.load(std::memory_order_acquire);
     const uint64_t head = FinishedRing::Head(self->ring_producer_);
-    if (__builtin_expect(!FinishedRing::RoomAt(self->ring_producer_, head), 0)) {
+    if (__builtin_expect(StateOf(seen) != kPending || e.fd != fd || e.seq != f.seq, 0) ||
+        __builtin_expect(!FinishedRing::RoomAt(self->ring_producer_, head), 0)) {
       return self->SentOwnerGeneral(fd, buf, n, now);
     }
     static_assert(kFinishing == kPending + 1, "the take adds one to a pending word");

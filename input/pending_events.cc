@@ -4,9 +4,9 @@ namespace jp::input {
 
 static_assert((PendingEvents::kOwnerSlots & (PendingEvents::kOwnerSlots - 1)) == 0, "owner part: a power of two");
 
-int PendingEvents::ClaimSearch(bool owner, int fd) noexcept {
+int PendingEvents::ClaimSearch(bool owner, int first) noexcept {
   if (owner) {
-    const uint32_t start = Hash(fd);
+    const uint32_t start = static_cast<uint32_t>(first);
     for (int i = 1; i < kOwnerSlots; ++i) {  // the first probe (i = 0) was Claim's
       const int index = static_cast<int>((start + static_cast<uint32_t>(i)) & (kOwnerSlots - 1));
       std::atomic<uint32_t>& w = slots_[index].word;
@@ -34,7 +34,7 @@ int PendingEvents::ClaimShared() noexcept {
 int PendingEvents::TakeSearch(bool owner, int fd, uint32_t seq) noexcept {
   // All probes again, the first included: Take's first look may have lost a CAS race, and the slot's
   // occupant may have changed since.
-  const uint32_t start = Hash(fd);
+  const uint32_t start = Hash(fd, seq);
   auto try_take = [&](bool plain, int index) {
     const PendingEvent& s = slots_[index];
     const uint32_t seen = s.word.load(std::memory_order_acquire);

@@ -11,9 +11,9 @@
 // Who writes the state word, and why most writes need no read-modify-write:
 // - claim: the owner thread (InFlightGate) claims in the first kOwnerSlots with plain stores, since no one
 //   else ever claims there; other threads (and the owner when its part is full) claim in the rest by CAS.
-//   The owner claims the first free slot from its channel's first probe on (Hash), so a channel's events
-//   in flight at once (the MOVEs read for one frame) fill its region of kRegion slots from the start and
-//   are found there by the owner's FINISHED (the input tracker's fast paths probe the region inline);
+//   Claim and Take start probing at the same slot, picked by the fd and the seq's low bits (Hash): a
+//   channel's events in flight at once (a batch of MOVEs read before the first is finished) each find
+//   their own slot at the first probe, in whatever order they are finished;
 //   The input tracker's owner path skips kClaimed in its first probe: it fills a slot that still reads
 //   kFree (every reader skips a free slot; one that copied the previous occupant sees the generation
 //   moved) and publishes kPending from there; a packet that fails on the way leaves stale fields in a
@@ -137,7 +137,7 @@ class PendingEvents {
   // is the InFlightGate owner.
   // Inline (with Take and Free): the flattened hot paths absorb the usual first-probe case, the
   // rest of the search is out of line.
-  inline int Claim(bool owner, int fd) noexcept;
+  inline int Claim(bool owner, int fd, uint32_t seq) noexcept;
   void Publish(int index) noexcept { SetState(index, kPending); }
   // Takes the pending event (fd, seq) for finishing (kPending -> kFinishing), or -1 if there is none.
   // The caller then runs the hot side of the fence and reads Marks().
@@ -174,16 +174,11 @@ class PendingEvents {
     slots_[index].marks.store((word & ~(kStateMask | kFlagMask)) | flags, std::memory_order_relaxed);
   }
 
-  // The owner's first probe for fd (Claim's and Take's usual slot), and the k-th after it.
-  static int OwnerFirstProbe(int fd) noexcept { return static_cast<int>(Hash(fd)); }
-  static int OwnerProbe(int fd, int k) noexcept {
-    return static_cast<int>((Hash(fd) + static_cast<uint32_t>(k)) & (kOwnerSlots - 1));
-  }
-  // A channel's region: the slots from its first probe on that its events in flight fill (claims take
-  // the first free one) while at most kRegion are in flight, and that the input tracker's owner paths
-  // probe inline before they leave for the general path.
-  static constexpr int kRegionBits = 3;
-  static constexpr int kRegion = 1 << kRegionBits;
+  // The owner's first probe for the event (fd, seq) (Claim's and Take's usual slot).
+  static int OwnerFirstProbe(int fd, uint32_t seq) noexcept { return static_cast<int>(Hash(fd, seq)); }
+  // A channel's lanes: the slots its events start probing at (Hash).
+  static constexpr int kLaneBits = 3;
+  static constexpr uint32_t kLanes = 1u << kLaneBits;
 
   PendingEvent& at(int index) noexcept { return slots_[index]; }
   const PendingEvent& at(int index) const noexcept { return slots_[index]; }
@@ -191,24 +186,35 @@ class PendingEvents {
   int Occupied() const noexcept;
 
  private:
-  // The probe start depends on the fd only, not on seq: one channel's events then reuse the same few
-  // slots (one line per event in flight, the first ones of its region) instead of walking the owner
+  // The probe start: the fd picks a channel's kLanes slots, the seq's low bits one of them. One channel's
+  // events then reuse the same few slots (one line per event in flight) instead of walking the owner
   // part's 64 lines one event after the other, each cold again after the syscalls in between (~4 ns per
-  // event in the round trip); in situ the lines a batch claims are the ones the last batch just freed.
-  // (Session 7 tried the seq's low bits as well, a slot per seq: every FINISHED at its first probe, but
-  // each event then took the slot 8 events back, a colder line: BENCHMARKS.md "Session 7 (input7)".)
-  // The fd's low bits, times kRegion: file descriptors are small consecutive numbers, so these give a
-  // process's channels regions of their own up to 64 / kRegion = 8 of them (a multiplicative hash could
-  // not do better, and cost two instructions more per side); an overlap only means longer probes.
-  static uint32_t Hash(int fd) noexcept {
-    return (static_cast<uint32_t>(fd) << kRegionBits) & (kOwnerSlots - 1);
+  // event in the round trip). The seq's bits, not the fd alone (as until session 7): the dispatcher
+  // numbers a channel's events consecutively (or every other one, when a second window gets the same
+  // stream), so up to kLanes events in flight at once (the MOVEs read for one frame: 2-3 in the demo, up
+  // to 8 after a main-thread stall; 2-4 on a phone, 240 Hz touch at 60 Hz frames) sit each in the slot
+  // their FINISHED looks at first, in any order. With the fd alone, the second of a batch was claimed past
+  // the first probe and its FINISHED searched: both took the general path, 47 % of the demo's events; with
+  // 4 lanes 9 %, with 8 ~0.2 % (uprobe counts, BENCHMARKS.md "Session 7 (input7)"). Also tried: a
+  // region of 8 slots per channel filled from its start (claims the first free one, both entries probe
+  // the region inline; any seqs): +9 instructions per FINISHED and, in situ, more of the demo's main
+  // thread than the lanes (SentAt<6> higher in 4 of 4 interleaved runs), although its lines are the ones
+  // the last batch just used.
+  // The fd's low bits: file descriptors are small numbers, so these spread a process's channels over the
+  // owner part without collisions up to 64 / kLanes = 8 of them (a multiplicative hash could not do
+  // better, and cost two instructions more per side); a collision only means a longer probe. One channel's
+  // lanes are 1 KiB, in one page.
+  static uint32_t Hash(int fd, uint32_t seq) noexcept {
+    return ((static_cast<uint32_t>(fd) << kLaneBits) | (seq & (kLanes - 1))) & (kOwnerSlots - 1);
   }
   void SetState(int index, SlotState st) noexcept {
     std::atomic<uint32_t>& w = slots_[index].word;
     w.store((w.load(std::memory_order_relaxed) & ~kStateMask) | st, std::memory_order_release);
   }
   int ClaimShared() noexcept;
-  int ClaimSearch(bool owner, int fd) noexcept;   // Claim past the first probe
+  // Claim past the first probe (first: the probe Claim looked at, Hash(fd, seq)). The probe, not fd and
+  // seq: the name and signature the ordered text (lib/startup_order.ld) knows.
+  int ClaimSearch(bool owner, int first) noexcept;
   int TakeSearch(bool owner, int fd, uint32_t seq) noexcept;  // Take past the first probe
   int TakeIf(bool plain, int index, uint32_t seen) noexcept {
     std::atomic<uint32_t>& w = slots_[index].word;
@@ -225,10 +231,10 @@ class PendingEvents {
   PendingEvent slots_[kSlots];
 };
 
-inline int PendingEvents::Claim(bool owner, int fd) noexcept {
+inline int PendingEvents::Claim(bool owner, int fd, uint32_t seq) noexcept {
   if (owner) {
-    // Probing from the fd's hash keeps Take's search short: the event is usually in the first slot.
-    const int index = static_cast<int>(Hash(fd));
+    // Probing from the event's hash keeps Take's search short: the event is usually in the first slot.
+    const int index = static_cast<int>(Hash(fd, seq));
     std::atomic<uint32_t>& w = slots_[index].word;
     const uint32_t cur = w.load(std::memory_order_acquire);  // pairs with Free's release
     if (__builtin_expect(StateOf(cur) == kFree, 1)) {
@@ -236,11 +242,11 @@ inline int PendingEvents::Claim(bool owner, int fd) noexcept {
       return index;
     }
   }
-  return ClaimSearch(owner, fd);
+  return ClaimSearch(owner, static_cast<int>(Hash(fd, seq)));
 }
 
 inline int PendingEvents::Take(bool owner, int fd, uint32_t seq) noexcept {
-  const int index = static_cast<int>(Hash(fd));
+  const int index = static_cast<int>(Hash(fd, seq));
   const PendingEvent& s = slots_[index];
   const uint32_t seen = s.word.load(std::memory_order_acquire);
   if (__builtin_expect(StateOf(seen) == kPending && s.fd == fd && s.seq == seq && !s.fd_mode, 1) &&

@@ -1,8 +1,8 @@
 // Which way the main thread's events go, end to end against the host libinput.so: a batch of events of
 // one channel in flight at once (read for one frame, finished after it, as InputConsumer and the demo do)
-// takes the tracker's owner fast path for every read and every FINISHED, whatever the order of finishing
-// and whatever their seqs, up to PendingEvents::kRegion of them; more than that in flight takes the
-// general path for some, and still loses and confuses nothing. The counters
+// takes the tracker's owner fast path for every read and every FINISHED, whatever the order of finishing,
+// up to PendingEvents::kLanes of them (consecutive seqs) or two of every other seq; more than that in
+// flight takes the general path for some, and still loses and confuses nothing. The counters
 // owner_general_reads / owner_general_sends count the owner's passes that left the fast path; every
 // event's record is checked against the brackets the test took around its read and its finish.
 //
@@ -140,12 +140,12 @@ class InputFinishOrderTest : public ::testing::TestWithParam<int> {
   std::vector<Brackets> done;
 };
 
-TEST_P(InputFinishOrderTest, BatchesUpToTheRegionTakeTheFastPathInEveryFinishOrder) {
-  // Batch sizes from one to the whole region; on the demo's layout (34) more of them and a third order, on the
+TEST_P(InputFinishOrderTest, BatchesUpToTheLanesTakeTheFastPathInEveryFinishOrder) {
+  // Batch sizes from one to every lane; on the demo's layout (34) more of them and a third order, on the
   // layouts with the seq in the body (28, 30: the fast read path reads it there) the two ends (the
   // ring's room, see the file's comment, does not allow everything everywhere).
-  const std::vector<size_t> sizes = GetParam() == 34 ? std::vector<size_t>{1, 2, 3, 5, PendingEvents::kRegion}
-                                                     : std::vector<size_t>{2, PendingEvents::kRegion};
+  const std::vector<size_t> sizes = GetParam() == 34 ? std::vector<size_t>{1, 2, 3, 5, PendingEvents::kLanes}
+                                                     : std::vector<size_t>{2, PendingEvents::kLanes};
   for (const size_t n : sizes) {
     for (const Order order : {Order::kInOrder, Order::kReversed, Order::kOddsFirst}) {
       if ((n < 3 || GetParam() != 34) && order == Order::kOddsFirst) continue;
@@ -178,10 +178,10 @@ TEST_P(InputFinishOrderApi34Test, EverySecondSeqTwoInFlightTakeTheFastPath) {
   ExpectRingNeverWrapped();
 }
 
-TEST_P(InputFinishOrderApi34Test, MoreInFlightThanTheRegionTakeTheGeneralPathAndLoseNothing) {
-  // kRegion + 2 in flight: the last two find the channel's region full (read the general way, claimed
-  // past it) and their FINISHED search; the order of finishing makes no difference to the records.
-  const size_t n = PendingEvents::kRegion + 2;
+TEST_P(InputFinishOrderApi34Test, MoreInFlightThanLanesTakeTheGeneralPathAndLoseNothing) {
+  // kLanes + 2 in flight: the last two find their lanes taken (read the general way) and their FINISHED
+  // search; the order of finishing makes no difference to the records.
+  const size_t n = PendingEvents::kLanes + 2;
   for (const Order order : {Order::kInOrder, Order::kReversed}) {
     uint64_t reads = 0, sends = 0;
     ASSERT_NO_FATAL_FAILURE(Batch(Seqs(n), order, &reads, &sends));

@@ -13,7 +13,6 @@
 #include <memory>
 #include <new>
 #include <thread>
-#include <utility>
 #include <vector>
 
 namespace jp::input {
@@ -29,8 +28,8 @@ void Fill(PendingEvents* t, int index, int fd, uint32_t seq) {
 
 TEST(PendingEvents, OwnerClaimsInItsPartOthersInTheSharedPart) {
   auto t = std::make_unique<PendingEvents>();
-  const int a = t->Claim(/*owner=*/true, 5);
-  const int b = t->Claim(/*owner=*/false, 5);
+  const int a = t->Claim(/*owner=*/true, 5, 1);
+  const int b = t->Claim(/*owner=*/false, 5, 2);
   ASSERT_GE(a, 0);
   ASSERT_GE(b, 0);
   EXPECT_LT(a, PendingEvents::kOwnerSlots);
@@ -51,13 +50,13 @@ TEST(PendingEvents, OwnerClaimsInItsPartOthersInTheSharedPart) {
 TEST(PendingEvents, OwnerSpillsIntoTheSharedPartThenTheTableIsFull) {
   auto t = std::make_unique<PendingEvents>();
   for (int i = 0; i < PendingEvents::kSlots; ++i) {
-    const int index = t->Claim(true, 3);
+    const int index = t->Claim(true, 3, static_cast<uint32_t>(i + 1));
     ASSERT_GE(index, 0) << i;
     EXPECT_EQ(index >= PendingEvents::kOwnerSlots, i >= PendingEvents::kOwnerSlots) << i;
     Fill(t.get(), index, 3, static_cast<uint32_t>(i + 1));
   }
-  EXPECT_EQ(t->Claim(true, 3), -1);
-  EXPECT_EQ(t->Claim(false, 3), -1);
+  EXPECT_EQ(t->Claim(true, 3, 999), -1);
+  EXPECT_EQ(t->Claim(false, 3, 999), -1);
   for (int i = 0; i < PendingEvents::kSlots; ++i) {
     const int index = t->Take(true, 3, static_cast<uint32_t>(i + 1));
     ASSERT_GE(index, 0) << i;
@@ -68,7 +67,7 @@ TEST(PendingEvents, OwnerSpillsIntoTheSharedPartThenTheTableIsFull) {
 
 TEST(PendingEvents, MarksBelongToOneOccupant) {
   auto t = std::make_unique<PendingEvents>();
-  const int i = t->Claim(true, 7);
+  const int i = t->Claim(true, 7, 1);
   Fill(t.get(), i, 7, 1);
   const uint32_t first = t->Word(i);
   EXPECT_EQ(t->Marks(i, first), 0u);
@@ -77,7 +76,7 @@ TEST(PendingEvents, MarksBelongToOneOccupant) {
   ASSERT_EQ(t->Take(true, 7, 1), i);
   t->Free(i);
   // The next occupant of the same slot starts unmarked, and a late mark for the old one stays invisible.
-  ASSERT_EQ(t->Claim(true, 7), i);
+  ASSERT_EQ(t->Claim(true, 7, 1), i);
   Fill(t.get(), i, 7, 1);
   const uint32_t second = t->Word(i);
   EXPECT_NE(GenerationOf(second), GenerationOf(first));
@@ -87,24 +86,23 @@ TEST(PendingEvents, MarksBelongToOneOccupant) {
 }
 
 TEST(PendingEvents, OneChannelsEventsReuseTheirSlotsAndAreTakenInAnyOrder) {
-  // The owner's probe starts from the fd alone: one event in flight at a time keeps one slot (one line hot
-  // across the syscalls), and several in flight on one fd are still each found by their seq.
+  // The owner's probe starts from the fd and the seq's low bits: one event in flight at a time cycles
+  // through the channel's kLanes slots (lines hot across the syscalls), and several in flight on one fd
+  // are still each found by their seq.
   auto t = std::make_unique<PendingEvents>();
-  const int first = t->Claim(true, 11);
-  ASSERT_GE(first, 0);
-  Fill(t.get(), first, 11, 1);
-  ASSERT_EQ(t->Take(true, 11, 1), first);
-  t->Free(first);
-  for (uint32_t seq = 2; seq < 50; ++seq) {
-    const int index = t->Claim(true, 11);
-    EXPECT_EQ(index, first) << seq;
+  std::vector<int> lanes;
+  for (uint32_t seq = 1; seq < 50; ++seq) {
+    const int index = t->Claim(true, 11, seq);
+    EXPECT_EQ(index, PendingEvents::OwnerFirstProbe(11, seq)) << seq;
+    if (std::find(lanes.begin(), lanes.end(), index) == lanes.end()) lanes.push_back(index);
     Fill(t.get(), index, 11, seq);
     ASSERT_EQ(t->Take(true, 11, seq), index) << seq;
     t->Free(index);
   }
+  EXPECT_EQ(lanes.size(), PendingEvents::kLanes) << "a channel keeps to its lanes";
   int slots[5];
   for (uint32_t i = 0; i < 5; ++i) {
-    slots[i] = t->Claim(true, 11);
+    slots[i] = t->Claim(true, 11, 100 + i);
     ASSERT_GE(slots[i], 0);
     Fill(t.get(), slots[i], 11, 100 + i);
   }
@@ -117,69 +115,83 @@ TEST(PendingEvents, OneChannelsEventsReuseTheirSlotsAndAreTakenInAnyOrder) {
   EXPECT_EQ(t->Occupied(), 0);
 }
 
-// A channel's events in flight (a batch of MOVEs read for one frame, finished after it) fill its region
-// from the start, whatever their seqs, and stay in it while at most kRegion are in flight: the input
-// tracker's owner paths find them there by an inline probe. Checked for every batch size 1..kRegion,
-// every order of finishing, a stream of overlapping batches (the next read before the last finish), and
-// neighbouring fds (their regions apart).
-TEST(PendingEvents, EventsInFlightFillTheirChannelsRegionInAnyFinishOrder) {
+// Up to kLanes events of one channel in flight with consecutive seqs (a batch of MOVEs read for one
+// frame): each is claimed at its first probe, whatever is in flight beside it, and so is found there by
+// its FINISHED in any order of finishing. Checked for every batch size 1..kLanes, every order of
+// finishing, and a stream of overlapping batches (the next read before the last finish).
+TEST(PendingEvents, EventsInFlightOnAChannelSitAtTheirFirstProbeInAnyFinishOrder) {
   auto t = std::make_unique<PendingEvents>();
   const int fd = 23;
-  uint32_t seq = 1;
-  auto in_region = [&](int index) {
-    for (int k = 0; k < PendingEvents::kRegion; ++k) {
-      if (index == PendingEvents::OwnerProbe(fd, k)) return true;
-    }
-    return false;
+  uint32_t next = 0xfffffff0u;  // across the seq's wrap too (seq 0 is skipped, as the dispatcher does)
+  auto next_seq = [&] {
+    if (++next == 0) ++next;
+    return next;
   };
-  for (int batch = 1; batch <= PendingEvents::kRegion; ++batch) {
-    std::vector<int> order(static_cast<size_t>(batch));
-    for (int i = 0; i < batch; ++i) order[static_cast<size_t>(i)] = i;
+  for (uint32_t batch = 1; batch <= PendingEvents::kLanes; ++batch) {
+    std::vector<uint32_t> order(batch);
+    for (uint32_t i = 0; i < batch; ++i) order[i] = i;
     do {
       std::vector<uint32_t> seqs;
       std::vector<int> index;
-      for (int i = 0; i < batch; ++i) {
-        seqs.push_back(seq += 3);  // any seqs: the region does not depend on them
-        index.push_back(t->Claim(true, fd));
-        ASSERT_EQ(index.back(), PendingEvents::OwnerProbe(fd, i)) << "batch " << batch << " event " << i;
-        Fill(t.get(), index.back(), fd, seqs.back());
+      for (uint32_t i = 0; i < batch; ++i) {
+        const uint32_t seq = next_seq();
+        seqs.push_back(seq);
+        index.push_back(t->Claim(true, fd, seq));
+        ASSERT_EQ(index.back(), PendingEvents::OwnerFirstProbe(fd, seq)) << "batch " << batch << " event " << i;
+        Fill(t.get(), index.back(), fd, seq);
       }
-      for (const int i : order) {
-        ASSERT_EQ(t->Take(true, fd, seqs[static_cast<size_t>(i)]), index[static_cast<size_t>(i)]);
-        t->Free(index[static_cast<size_t>(i)]);
+      for (const uint32_t i : order) {
+        // The first probe holds it: Take's inline look (what the tracker's fast path checks) finds it.
+        const PendingEvent& first = t->at(PendingEvents::OwnerFirstProbe(fd, seqs[i]));
+        EXPECT_EQ(StateOf(first.word.load()), kPending);
+        EXPECT_EQ(first.seq, seqs[i]);
+        ASSERT_EQ(t->Take(true, fd, seqs[i]), index[i]);
+        t->Free(index[i]);
       }
     } while (std::next_permutation(order.begin(), order.end()));
   }
-  // Overlapping batches of up to kRegion in flight, finished oldest first, the next read in between.
-  std::vector<std::pair<uint32_t, int>> in_flight;
-  for (int round = 0; round < 200; ++round) {
-    const int want = 1 + round % PendingEvents::kRegion;
-    while (static_cast<int>(in_flight.size()) < want) {
-      const int index = t->Claim(true, fd);
-      ASSERT_TRUE(in_region(index)) << round;
-      Fill(t.get(), index, fd, ++seq);
-      in_flight.emplace_back(seq, index);
-    }
-    ASSERT_EQ(t->Take(true, fd, in_flight.front().first), in_flight.front().second) << round;
-    t->Free(in_flight.front().second);
-    in_flight.erase(in_flight.begin());
+  // Overlapping batches: two in flight, the next read between two finishes, in order.
+  uint32_t oldest = next_seq(), newest = oldest;
+  ASSERT_EQ(t->Claim(true, fd, oldest), PendingEvents::OwnerFirstProbe(fd, oldest));
+  Fill(t.get(), PendingEvents::OwnerFirstProbe(fd, oldest), fd, oldest);
+  for (int round = 0; round < 40; ++round) {
+    newest = next_seq();
+    ASSERT_EQ(t->Claim(true, fd, newest), PendingEvents::OwnerFirstProbe(fd, newest)) << round;
+    Fill(t.get(), PendingEvents::OwnerFirstProbe(fd, newest), fd, newest);
+    ASSERT_EQ(t->Take(true, fd, oldest), PendingEvents::OwnerFirstProbe(fd, oldest)) << round;
+    t->Free(PendingEvents::OwnerFirstProbe(fd, oldest));
+    oldest = newest;
   }
-  for (const auto& [s, index] : in_flight) {
-    ASSERT_EQ(t->Take(true, fd, s), index);
-    t->Free(index);
+  t->Free(t->Take(true, fd, oldest));
+  EXPECT_EQ(t->Occupied(), 0);
+}
+
+// Every other seq (a second window gets the same stream, and the dispatcher numbers events across its
+// channels): two in flight still sit at their first probes; two channels whose fds are neighbours keep
+// apart.
+TEST(PendingEvents, EverySecondSeqAndNeighbourChannelsKeepTheirFirstProbes) {
+  auto t = std::make_unique<PendingEvents>();
+  for (uint32_t seq = 2; seq < 200; seq += 4) {
+    for (const int fd : {40, 41}) {
+      const int a = t->Claim(true, fd, seq), b = t->Claim(true, fd, seq + 2);
+      ASSERT_EQ(a, PendingEvents::OwnerFirstProbe(fd, seq));
+      ASSERT_EQ(b, PendingEvents::OwnerFirstProbe(fd, seq + 2));
+      Fill(t.get(), a, fd, seq);
+      Fill(t.get(), b, fd, seq + 2);
+    }
+    for (const int fd : {41, 40}) {
+      ASSERT_EQ(t->Take(true, fd, seq + 2), PendingEvents::OwnerFirstProbe(fd, seq + 2));
+      ASSERT_EQ(t->Take(true, fd, seq), PendingEvents::OwnerFirstProbe(fd, seq));
+      t->Free(PendingEvents::OwnerFirstProbe(fd, seq));
+      t->Free(PendingEvents::OwnerFirstProbe(fd, seq + 2));
+    }
   }
   EXPECT_EQ(t->Occupied(), 0);
-  // Neighbouring fds: regions of their own.
-  for (int k = 0; k < PendingEvents::kRegion; ++k) {
-    for (int j = 0; j < PendingEvents::kRegion; ++j) {
-      EXPECT_NE(PendingEvents::OwnerProbe(40, k), PendingEvents::OwnerProbe(41, j));
-    }
-  }
 }
 
 TEST(PendingEvents, FdModeReadsAreFoundByFdOnly) {
   auto t = std::make_unique<PendingEvents>();
-  const int i = t->Claim(false, 9);
+  const int i = t->Claim(false, 9, 0);
   t->at(i).fd = 9;
   t->at(i).fd_mode = true;
   t->Publish(i);
@@ -197,7 +209,7 @@ TEST(PendingEvents, OwnerAndAnotherThreadAtOnceLoseAndDuplicateNothing) {
   auto run = [&](bool owner, int fd) {
     // Keep a few events in flight per thread, as a channel with batched moves does.
     for (uint32_t seq = 1; seq <= kEvents; ++seq) {
-      const int index = t->Claim(owner, fd);
+      const int index = t->Claim(owner, fd, seq);
       if (index < 0) {
         ++failures;
         return;
@@ -249,21 +261,23 @@ TEST(PendingEvents, OnZeroedPagesConstructionTouchesNothingAndASlotTouchesItsPag
   EXPECT_EQ(Count(Resident(mem, size)), 0) << "the constructor wrote to the table";
   // The first use of a slot makes its page resident, and only it. (Reading a page first, as Occupied()
   // does, maps the kernel's shared zero page, which mincore counts but RSS does not: checked after.)
-  const int fd = 37;  // owner slot 40 (37 * kRegion, modulo 64): the second page
-  const int a = t->Claim(/*owner=*/true, fd);
-  ASSERT_EQ(a, PendingEvents::OwnerFirstProbe(fd));
-  Fill(t, a, fd, 9);
+  static_assert(PendingEvents::kLanes == 8, "fd 4, seq 13 is slot 37");
+  const int fd = 4;  // with seq 13: owner slot 37 (4 * kLanes + 13 % kLanes), the second page
+  const int a = t->Claim(/*owner=*/true, fd, 13);
+  ASSERT_EQ(a, 37);
+  ASSERT_EQ(a, PendingEvents::OwnerFirstProbe(fd, 13));
+  Fill(t, a, fd, 13);
   const std::vector<int> after = Resident(mem, size);
   const size_t slot_page = (reinterpret_cast<uintptr_t>(&t->at(a)) - reinterpret_cast<uintptr_t>(mem)) / page;
   EXPECT_EQ(after[slot_page], 1);
   EXPECT_EQ(Count(after), 1) << "only the claimed slot's page";
   EXPECT_EQ(t->Occupied(), 1);  // every other slot reads free: zero is the free state
-  const int taken = t->Take(/*owner=*/true, fd, 9);
+  const int taken = t->Take(/*owner=*/true, fd, 13);
   EXPECT_EQ(taken, a);
   t->Free(taken);
   EXPECT_EQ(t->Occupied(), 0);
   // A slot freed once and claimed again gets the next generation (the zero state is generation 0).
-  const int again = t->Claim(/*owner=*/true, fd);
+  const int again = t->Claim(/*owner=*/true, fd, 13);
   ASSERT_EQ(again, a);
   EXPECT_EQ(GenerationOf(t->Word(again)), 1u);
   t->~PendingEvents();
