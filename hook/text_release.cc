@@ -6,8 +6,8 @@
 // text. Code that ran after the madvise in the start-only range would fault its window straight back.
 #include "hook/text_release.h"
 
-#include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -21,10 +21,12 @@
 
 #include "hook/json_out.h"
 
-// Defined by lib/startup_order.ld in libjankprobe.so (64 KiB aligned); absent (null) in other links.
+// Defined by lib/startup_order.ld in libjankprobe.so; absent (null) in other links. The start-only range is
+// 64 KiB aligned at both ends; the rare part (.text.jp_rare) runs from jp_rare_text_begin up to it.
 extern "C" {
 extern const char jp_start_only_text_begin[] __attribute__((weak, visibility("hidden")));
 extern const char jp_start_only_text_end[] __attribute__((weak, visibility("hidden")));
+extern const char jp_rare_text_begin[] __attribute__((weak, visibility("hidden")));
 }
 
 namespace jp::hook {
@@ -34,6 +36,9 @@ namespace {
 constexpr uint64_t kPagePresent = 1ull << 63;
 constexpr uint64_t kPageSwapped = 1ull << 62;
 constexpr uint64_t kPageFileOrSharedAnon = 1ull << 61;
+// The kernel's fault-around maps the cached pages of the 64 KiB-aligned window around a file fault (with
+// 4 KiB pages; lib/startup_order.ld aligns the start-only range to it, and the library loads 64 KiB aligned).
+constexpr uintptr_t kFaultAroundWindow = 0x10000;
 
 std::string Hex(uintptr_t v) {
   char buf[24];
@@ -43,84 +48,27 @@ std::string Hex(uintptr_t v) {
 
 std::string Errno(const char* what) { return std::string(what) + ": " + strerror(errno); }
 
-struct Mapping {
-  uintptr_t start = 0, end = 0;
-  char perms[5] = {};
-  uint64_t inode = 0;
+struct SegmentQuery {
+  uintptr_t addr;
+  LoadSegment* out;
+  bool found;
 };
 
-// One /proc/self/maps line: "start-end perms offset dev inode [path]". False if it does not parse.
-bool ParseMapsLine(const char* line, Mapping* m) {
-  char* p;
-  m->start = strtoull(line, &p, 16);
-  if (*p != '-') return false;
-  m->end = strtoull(p + 1, &p, 16);
-  if (*p != ' ') return false;
-  ++p;
-  for (int i = 0; i < 4; ++i) {
-    if (!p[i]) return false;
-    m->perms[i] = p[i];
+int FindSegmentOf(dl_phdr_info* info, size_t, void* data) {
+  auto* q = static_cast<SegmentQuery*>(data);
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    const uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
+    if (q->addr < begin || q->addr - begin >= ph.p_memsz) continue;
+    q->out->begin = begin;
+    q->out->end = begin + ph.p_memsz;
+    q->out->executable = (ph.p_flags & PF_X) != 0;
+    q->out->writable = (ph.p_flags & PF_W) != 0;
+    q->found = true;
+    return 1;  // stops the iteration
   }
-  p += 4;
-  strtoull(p, &p, 16);  // offset
-  while (*p == ' ') ++p;
-  while (*p && *p != ' ') ++p;  // dev
-  m->inode = strtoull(p, &p, 10);
-  return true;
-}
-
-// The mapping holding `addr`, read line by line from /proc/self/maps (a JVM has ~1000 lines: no copy of
-// the whole file).
-bool FindMapping(uintptr_t addr, Mapping* out, std::string* why) {
-  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    *why = Errno("open /proc/self/maps");
-    return false;
-  }
-  char buf[4096 + 1];
-  size_t have = 0;
-  bool found = false, skipping = false;  // skipping: the rest of a line longer than the buffer
-  for (;;) {
-    const ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      *why = Errno("read /proc/self/maps");
-      break;
-    }
-    have += static_cast<size_t>(n);
-    buf[have] = '\0';
-    size_t used = 0;
-    while (char* nl = static_cast<char*>(memchr(buf + used, '\n', have - used))) {
-      *nl = '\0';
-      Mapping m;
-      if (!skipping && ParseMapsLine(buf + used, &m) && m.start <= addr && addr < m.end) {
-        *out = m;
-        found = true;
-        break;
-      }
-      skipping = false;
-      used = static_cast<size_t>(nl - buf) + 1;
-    }
-    if (found || n == 0) break;
-    if (used == 0 && have == sizeof buf - 1) {
-      // A line longer than the buffer (only a path makes one): its head was parsed before, if ever; the
-      // rest is skipped up to its newline.
-      Mapping m;
-      if (!skipping && ParseMapsLine(buf, &m) && m.start <= addr && addr < m.end) {
-        *out = m;
-        found = true;
-        break;
-      }
-      skipping = true;
-      have = 0;
-      continue;
-    }
-    memmove(buf, buf + used, have - used);
-    have -= used;
-  }
-  close(fd);
-  if (!found && why->empty()) *why = "no mapping holds " + Hex(addr);
-  return found;
+  return 0;
 }
 
 // Checks every page of [first, first + pages * page_size) in /proc/self/pagemap: each must be absent or a
@@ -182,7 +130,14 @@ bool DisabledByEnvironment() {
 
 }  // namespace
 
-TextReleaseResult ReleaseFileText(const void* begin, const void* end, const void* owner) {
+bool FindLoadSegment(const void* addr, LoadSegment* out, std::string* why) {
+  SegmentQuery q{reinterpret_cast<uintptr_t>(addr), out, false};
+  dl_iterate_phdr(FindSegmentOf, &q);
+  if (!q.found) *why = "no loaded object's segment holds " + Hex(q.addr);
+  return q.found;
+}
+
+TextReleaseResult ReleaseFileText(const void* begin, const void* end, const LoadSegment& segment) {
   TextReleaseResult r;
   const long page = sysconf(_SC_PAGESIZE);
   if (page <= 0) {
@@ -201,24 +156,14 @@ TextReleaseResult ReleaseFileText(const void* begin, const void* end, const void
     r.reason = "the range holds no whole page";
     return r;
   }
-  Mapping m;
-  std::string why;
-  if (!FindMapping(first, &m, &why)) {
-    r.reason = "range start not mapped: " + why;
+  if (!segment.executable || segment.writable) {
+    r.reason = std::string("the segment of our code is ") + (segment.writable ? "writable" : "not executable") +
+               ", not read-only executable text";
     return r;
   }
-  const uintptr_t own = reinterpret_cast<uintptr_t>(owner);
-  if (!(m.start <= own && own < m.end)) {
-    r.reason = "range " + Hex(first) + "-" + Hex(last) + " is not in the mapping of our code (" + Hex(own) + ")";
-    return r;
-  }
-  if (last > m.end) {
-    r.reason = "range " + Hex(first) + "-" + Hex(last) + " runs past its mapping (ends " + Hex(m.end) + ")";
-    return r;
-  }
-  if (strcmp(m.perms, "r-xp") != 0 || m.inode == 0) {
-    r.reason = std::string("mapping is ") + m.perms + (m.inode == 0 ? " anonymous" : "") +
-               ", not a private read-only executable file mapping";
+  if (first < segment.begin || last > segment.end) {
+    r.reason = "range " + Hex(first) + "-" + Hex(last) + " is not inside the segment of our code (" +
+               Hex(segment.begin) + "-" + Hex(segment.end) + ")";
     return r;
   }
   r.pages = (last - first) / r.page_size;
@@ -238,21 +183,33 @@ void ReleaseStartOnlyText() {
     s.state = "unavailable: this build has no start-only text range";
     return;
   }
-  s.range_bytes = static_cast<size_t>(jp_start_only_text_end - jp_start_only_text_begin);
+  // The rare part before the start-only range goes too: start runs some of it (a report path's setup, a
+  // JNI lookup shared with the watchdog) and would leave its windows resident, and a running app that lags
+  // nowhere never needs it. From its first whole 64 KiB window on: the window it shares with the end of
+  // the steady text comes back with any fault there (fault-around), and is paid for anyway. An order
+  // without a rare part releases the start-only range alone.
+  const char* begin = jp_start_only_text_begin;
+  if (jp_rare_text_begin) {
+    const uintptr_t rare = reinterpret_cast<uintptr_t>(jp_rare_text_begin);
+    const uintptr_t window = (rare + kFaultAroundWindow - 1) / kFaultAroundWindow * kFaultAroundWindow;
+    if (window < reinterpret_cast<uintptr_t>(jp_start_only_text_begin)) {
+      begin = jp_rare_text_begin + (window - rare);
+    }
+  }
+  s.range_bytes = static_cast<size_t>(jp_start_only_text_end - begin);
   if (DisabledByEnvironment()) {
     s.state = "off: JANKPROBE_TEXT_RELEASE=off";
     return;
   }
-  // The range must be in the same loaded object as this function (dladdr), and in one mapping with it.
-  Dl_info range_info{}, own_info{};
-  const void* owner = reinterpret_cast<const void*>(&ReleaseStartOnlyText);
-  if (!dladdr(jp_start_only_text_begin, &range_info) || !dladdr(owner, &own_info) ||
-      range_info.dli_fbase != own_info.dli_fbase) {
+  // The range must lie in the segment of this very function: our own object's text.
+  LoadSegment own;
+  std::string why;
+  if (!FindLoadSegment(reinterpret_cast<const void*>(&ReleaseStartOnlyText), &own, &why)) {
     ++s.refusals;
-    s.last_refusal = "the start-only range is not in this library's object";
+    s.last_refusal = "our own code's segment not found: " + why;
     return;
   }
-  const TextReleaseResult r = ReleaseFileText(jp_start_only_text_begin, jp_start_only_text_end, owner);
+  const TextReleaseResult r = ReleaseFileText(begin, jp_start_only_text_end, own);
   if (!r.released) {
     ++s.refusals;
     s.last_refusal = r.reason;

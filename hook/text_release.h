@@ -1,11 +1,13 @@
-// Gives back the resident pages of code that only start, configure and stop run, once they are done.
+// Gives back the resident pages of code that a running app does not need, once start, configure or stop
+// is done: the code only they run, and the rare paths (reports, stacks, status, export).
 //
-// Why: lib/startup_order.ld lays our text out as [what runs after start] then, on its own 64 KiB
-// fault-around windows, [what only start/configure/stop run] (config parsing, PLT installation, JNI
-// resolution, monitor start-up): ~100+ KiB that an app would otherwise keep resident for its whole life.
-// Those are clean file pages of a private mapping, so madvise(MADV_DONTNEED) takes them out of the
-// process's RSS at no risk: the next call into them (a later remote flag) maps them again from the page
-// cache (a minor fault), and the steady-state code never shares a window with them.
+// Why: lib/startup_order.ld lays our text out as [what a running app keeps executing: hot paths, the
+// watchdog's periodic checks; in the first 64 KiB fault-around window with .plt] [the rare paths
+// (.text.jp_rare)] then, on 64 KiB windows of its own, [what only start/configure/stop run] (config
+// parsing, PLT installation, JNI resolution, monitor start-up): ~100+ KiB that an app would otherwise
+// keep resident for its whole life. Those are clean file pages of a private mapping, so
+// madvise(MADV_DONTNEED) takes them out of the process's RSS at no risk: the next call into them (a
+// later remote flag, a lag report) maps them again from the page cache (a minor fault).
 //
 // Never drops a patch: a page another tool wrote (a breakpoint, an inline hook: a private copy, no longer
 // a file page) makes the whole release refuse, with the reason in status.
@@ -13,6 +15,7 @@
 #define JANKPROBE_HOOK_TEXT_RELEASE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace jp::hook {
@@ -25,15 +28,32 @@ struct TextReleaseResult {
   std::string reason;         // why nothing was released (empty when released)
 };
 
-// madvise(MADV_DONTNEED) over the whole pages inside [begin, end), all or nothing, if and only if they lie
-// inside one private, executable, file-backed mapping that also holds `owner` (an address of the caller's
-// own code: the range must be the caller's text, nothing else), that mapping is r-xp (not writable), and
-// no page of the range is anything but a file page in /proc/self/pagemap (a present page that is not a
-// file page, or a swapped one, is a private copy someone wrote). Otherwise nothing is touched and `reason`
-// says why. Partial pages at either end are left alone.
-TextReleaseResult ReleaseFileText(const void* begin, const void* end, const void* owner);
+// A loadable segment (PT_LOAD) of an object the dynamic loader has loaded, as its program headers say.
+struct LoadSegment {
+  uintptr_t begin = 0, end = 0;  // load address + p_vaddr, + p_memsz
+  bool executable = false, writable = false;
+};
 
-// The library's start-only range (lib/startup_order.ld's jp_start_only_text_begin/end), released as above.
+// The PT_LOAD segment that holds `addr`, from dl_iterate_phdr (the loader's own record: no /proc read, no
+// syscall). False, with `why`, if no loaded object's segment holds it.
+bool FindLoadSegment(const void* addr, LoadSegment* out, std::string* why);
+
+// madvise(MADV_DONTNEED) over the whole pages inside [begin, end), all or nothing, if and only if
+// - they lie inside `segment`, and that segment is executable and not writable (the caller passes the
+//   segment of its own code: the range must be the caller's text, nothing else), and
+// - no page of the range is anything but a file page or absent in /proc/self/pagemap: a present page that
+//   is not a file page, or a swapped one, is a private copy (a patch, a breakpoint, anonymous memory
+//   mapped over the text) that MADV_DONTNEED would destroy. A file page comes back from the file, and an
+//   absent one has nothing to lose.
+// Otherwise nothing is touched and `reason` says why. Partial pages at either end are left alone.
+// Why this is enough: MADV_DONTNEED can only lose what exists nowhere but in this process's page tables
+// (anonymous and copy-on-write pages); the pagemap check finds exactly those, page by page, whatever the
+// mapping's current protection, and the segment check keeps the range to our own code.
+TextReleaseResult ReleaseFileText(const void* begin, const void* end, const LoadSegment& segment);
+
+// The library's rare and start-only text (lib/startup_order.ld's jp_rare_text_begin up to
+// jp_start_only_text_end; from jp_start_only_text_begin with an order that has no rare part), released as
+// above: the segment is the one holding this function (FindLoadSegment).
 // Called by jankprobe_start, jankprobe_configure and jankprobe_stop on the caller's thread once they are
 // done. Does nothing when the library was linked without the range (the static libraries in tests), or
 // when the environment has JANKPROBE_TEXT_RELEASE=off. Thread-safe; never throws.

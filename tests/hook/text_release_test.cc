@@ -1,12 +1,11 @@
 // hook::ReleaseFileText on mappings the test makes: a private executable mapping of a test file stands in
-// for our text. Presence of each page comes from /proc/self/pagemap (bit 63), independently of the code
+// for our text, with the segment its program headers would give. Presence of each page comes from /proc/self/pagemap (bit 63), independently of the code
 // under test; a written page of a private file mapping is an anonymous copy, as a patched text page is.
 #include "hook/text_release.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -64,6 +63,16 @@ class FileMapping : public ::testing::Test {
     }
   }
   char* page(size_t i) { return base_ + i * kPage; }
+  // What the program headers of a library loaded from the test file would say: a read-only executable
+  // segment over the whole mapping (or with the given flags).
+  jp::hook::LoadSegment Segment(bool executable = true, bool writable = false) {
+    jp::hook::LoadSegment s;
+    s.begin = reinterpret_cast<uintptr_t>(base_);
+    s.end = s.begin + kPages * kPage;
+    s.executable = executable;
+    s.writable = writable;
+    return s;
+  }
   std::vector<bool> Presence() {
     std::vector<bool> out;
     for (size_t i = 0; i < kPages; ++i) out.push_back(Present(page(i)));
@@ -77,7 +86,7 @@ class FileMapping : public ::testing::Test {
 TEST_F(FileMapping, ReleasesExactlyTheWholePagesInsideTheRangeAndTheyReadBackUnchanged) {
   Map(PROT_READ | PROT_EXEC);
   // Unaligned ends: only pages 1 and 2 lie wholly inside; 0 and 3 hold the partial ends and must stay.
-  const jp::hook::TextReleaseResult r = jp::hook::ReleaseFileText(page(0) + 100, page(3) + 100, page(0));
+  const jp::hook::TextReleaseResult r = jp::hook::ReleaseFileText(page(0) + 100, page(3) + 100, Segment());
   ASSERT_TRUE(r.released) << r.reason;
   EXPECT_EQ(r.pages, 2u);
   EXPECT_EQ(r.resident_pages, 2u);
@@ -88,8 +97,8 @@ TEST_F(FileMapping, ReleasesExactlyTheWholePagesInsideTheRangeAndTheyReadBackUnc
 
 TEST_F(FileMapping, CountsOnlyThePagesThatWereResident) {
   Map(PROT_READ | PROT_EXEC);
-  ASSERT_TRUE(jp::hook::ReleaseFileText(page(1), page(3), page(0)).released);
-  const jp::hook::TextReleaseResult again = jp::hook::ReleaseFileText(page(0), page(4), page(0));
+  ASSERT_TRUE(jp::hook::ReleaseFileText(page(1), page(3), Segment()).released);
+  const jp::hook::TextReleaseResult again = jp::hook::ReleaseFileText(page(0), page(4), Segment());
   ASSERT_TRUE(again.released) << again.reason;
   EXPECT_EQ(again.pages, 4u);
   EXPECT_EQ(again.resident_pages, 2u);  // pages 0 and 3; 1 and 2 were already gone
@@ -100,7 +109,7 @@ TEST_F(FileMapping, RefusesARangeHoldingAWrittenPageAndKeepsTheWrite) {
   Map(PROT_READ | PROT_WRITE);
   page(2)[7] = 'X';  // a private copy of page 2, as a breakpoint or an inline hook makes
   ASSERT_EQ(mprotect(base_, kPages * kPage, PROT_READ | PROT_EXEC), 0);
-  const jp::hook::TextReleaseResult r = jp::hook::ReleaseFileText(page(0), page(4), page(0));
+  const jp::hook::TextReleaseResult r = jp::hook::ReleaseFileText(page(0), page(4), Segment());
   EXPECT_FALSE(r.released);
   EXPECT_NE(r.reason.find("private copy"), std::string::npos) << r.reason;
   char where[32];
@@ -110,85 +119,69 @@ TEST_F(FileMapping, RefusesARangeHoldingAWrittenPageAndKeepsTheWrite) {
   EXPECT_EQ(Presence(), (std::vector<bool>{true, true, true, true}));
   EXPECT_EQ(page(2)[7], 'X');
   // The clean pages next to it can still be released on their own.
-  const jp::hook::TextReleaseResult clean = jp::hook::ReleaseFileText(page(0), page(2), page(0));
+  const jp::hook::TextReleaseResult clean = jp::hook::ReleaseFileText(page(0), page(2), Segment());
   EXPECT_TRUE(clean.released) << clean.reason;
   EXPECT_EQ(Presence(), (std::vector<bool>{false, false, true, true}));
   EXPECT_EQ(page(2)[7], 'X');
 }
 
-TEST_F(FileMapping, RefusesAWritableMapping) {
+TEST_F(FileMapping, RefusesAWritableOrNonExecutableSegment) {
+  Map(PROT_READ | PROT_EXEC);
+  const jp::hook::TextReleaseResult writable = jp::hook::ReleaseFileText(page(0), page(4), Segment(true, true));
+  EXPECT_FALSE(writable.released);
+  EXPECT_NE(writable.reason.find("writable"), std::string::npos) << writable.reason;
+  const jp::hook::TextReleaseResult data = jp::hook::ReleaseFileText(page(0), page(4), Segment(false, false));
+  EXPECT_FALSE(data.released);
+  EXPECT_NE(data.reason.find("not executable"), std::string::npos) << data.reason;
+  EXPECT_EQ(Presence(), (std::vector<bool>{true, true, true, true}));
+}
+
+// The mapping's protection is not what decides: a tool may have made our text writable to patch it. As
+// long as no page was written, every page is still the file's and comes back unchanged.
+TEST_F(FileMapping, AWritableMappingWithNoWrittenPageIsReleasedAndReadsBackUnchanged) {
   Map(PROT_READ | PROT_WRITE | PROT_EXEC);
-  const jp::hook::TextReleaseResult r = jp::hook::ReleaseFileText(page(0), page(4), page(0));
+  const jp::hook::TextReleaseResult r = jp::hook::ReleaseFileText(page(0), page(4), Segment());
+  ASSERT_TRUE(r.released) << r.reason;
+  EXPECT_EQ(r.resident_pages, 4u);
+  EXPECT_EQ(Presence(), (std::vector<bool>{false, false, false, false}));
+  TouchAll();
+}
+
+TEST_F(FileMapping, RefusesARangeOutsideTheSegment) {
+  Map(PROT_READ | PROT_EXEC);
+  jp::hook::LoadSegment short_segment = Segment();
+  short_segment.end -= kPage;  // the range's last page is not in it
+  const jp::hook::TextReleaseResult r = jp::hook::ReleaseFileText(page(0), page(4), short_segment);
   EXPECT_FALSE(r.released);
-  EXPECT_NE(r.reason.find("rwxp"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("not inside the segment"), std::string::npos) << r.reason;
+  jp::hook::LoadSegment later = Segment();
+  later.begin += kPage;  // nor its first
+  const jp::hook::TextReleaseResult r2 = jp::hook::ReleaseFileText(page(0), page(4), later);
+  EXPECT_FALSE(r2.released);
+  EXPECT_NE(r2.reason.find("not inside the segment"), std::string::npos) << r2.reason;
   EXPECT_EQ(Presence(), (std::vector<bool>{true, true, true, true}));
 }
 
-TEST_F(FileMapping, RefusesARangeOutsideTheOwnersMapping) {
+// Anonymous memory mapped over text (some hook tools copy and remap it) holds the only copy of its bytes.
+TEST_F(FileMapping, RefusesAnonymousMemoryMappedOverTheText) {
   Map(PROT_READ | PROT_EXEC);
-  // The owner is this test's code, not the mapping: the range is not "our" text.
-  const void* owner = reinterpret_cast<const void*>(&Present);
-  const jp::hook::TextReleaseResult r = jp::hook::ReleaseFileText(page(0), page(4), owner);
+  void* p = mmap(page(1), kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  ASSERT_EQ(p, page(1));
+  page(1)[0] = 'Z';
+  ASSERT_EQ(mprotect(page(1), kPage, PROT_READ | PROT_EXEC), 0);
+  const jp::hook::TextReleaseResult r = jp::hook::ReleaseFileText(page(0), page(4), Segment());
   EXPECT_FALSE(r.released);
-  EXPECT_NE(r.reason.find("not in the mapping of our code"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("private copy"), std::string::npos) << r.reason;
   EXPECT_EQ(Presence(), (std::vector<bool>{true, true, true, true}));
-}
-
-TEST_F(FileMapping, RefusesARangeThatRunsPastTheMapping) {
-  Map(PROT_READ | PROT_EXEC);
-  ASSERT_EQ(munmap(page(3), kPage), 0);  // a hole where the range's last page was
-  const jp::hook::TextReleaseResult r = jp::hook::ReleaseFileText(page(0), page(4), page(0));
-  EXPECT_FALSE(r.released);
-  EXPECT_NE(r.reason.find("runs past its mapping"), std::string::npos) << r.reason;
-  EXPECT_TRUE(Present(page(0)) && Present(page(1)) && Present(page(2)));
-  ASSERT_EQ(munmap(base_, 3 * kPage), 0);
-  base_ = nullptr;
+  EXPECT_EQ(page(1)[0], 'Z');
 }
 
 TEST_F(FileMapping, RefusesARangeWithoutAWholePage) {
   Map(PROT_READ | PROT_EXEC);
-  const jp::hook::TextReleaseResult r = jp::hook::ReleaseFileText(page(1) + 1, page(2) + kPage - 1, page(0));
+  const jp::hook::TextReleaseResult r = jp::hook::ReleaseFileText(page(1) + 1, page(2) + kPage - 1, Segment());
   EXPECT_FALSE(r.released);
   EXPECT_NE(r.reason.find("no whole page"), std::string::npos) << r.reason;
   EXPECT_EQ(Presence(), (std::vector<bool>{true, true, true, true}));
-}
-
-// /proc/self/maps is read through a 4 KiB buffer: a mapping whose line is longer (a path near PATH_MAX)
-// must neither hide the mappings after it nor be misread.
-TEST_F(FileMapping, MappingsWithLinesLongerThanTheReadBufferAreReadRight) {
-  Map(PROT_READ | PROT_EXEC);
-  std::string dir = "/tmp/jp_text_release_long_XXXXXX";
-  ASSERT_NE(mkdtemp(dir.data()), nullptr);
-  std::vector<std::string> made;
-  std::string path = dir;
-  while (path.size() < 4096 - 300) {
-    path += "/" + std::string(200, 'd');
-    ASSERT_EQ(mkdir(path.c_str(), 0700), 0) << strerror(errno);
-    made.push_back(path);
-  }
-  path += "/" + std::string(4095 - path.size() - 1, 'f');  // 4095 characters: the longest path there is
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
-  ASSERT_GE(fd, 0) << strerror(errno);
-  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(2 * kPage)), 0);
-  // Mapped after the test file: a lower address, so its line comes first in /proc/self/maps.
-  void* p = mmap(nullptr, 2 * kPage, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-  close(fd);
-  ASSERT_NE(p, MAP_FAILED);
-  char* long_base = static_cast<char*>(p);
-  volatile char touch = long_base[0];
-  touch = long_base[kPage];
-  (void)touch;
-
-  const jp::hook::TextReleaseResult after_it = jp::hook::ReleaseFileText(page(0), page(4), page(0));
-  EXPECT_TRUE(after_it.released) << after_it.reason;
-  const jp::hook::TextReleaseResult in_it = jp::hook::ReleaseFileText(long_base, long_base + 2 * kPage, long_base);
-  EXPECT_TRUE(in_it.released) << in_it.reason;
-  EXPECT_FALSE(Present(long_base) || Present(long_base + kPage));
-
-  munmap(p, 2 * kPage);
-  unlink(path.c_str());
-  for (auto it = made.rbegin(); it != made.rend(); ++it) rmdir(it->c_str());
-  rmdir(dir.c_str());
 }
 
 TEST(TextRelease, RefusesAnonymousExecutableMemory) {
@@ -197,12 +190,43 @@ TEST(TextRelease, RefusesAnonymousExecutableMemory) {
   char* base = static_cast<char*>(p);
   base[0] = base[kPage] = 1;
   ASSERT_EQ(mprotect(p, 2 * kPage, PROT_READ | PROT_EXEC), 0);
-  const jp::hook::TextReleaseResult r = jp::hook::ReleaseFileText(base, base + 2 * kPage, base);
+  jp::hook::LoadSegment segment;  // as if a segment claimed it
+  segment.begin = reinterpret_cast<uintptr_t>(base);
+  segment.end = segment.begin + 2 * kPage;
+  segment.executable = true;
+  const jp::hook::TextReleaseResult r = jp::hook::ReleaseFileText(base, base + 2 * kPage, segment);
   EXPECT_FALSE(r.released);
-  EXPECT_NE(r.reason.find("anonymous"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("private copy"), std::string::npos) << r.reason;
   EXPECT_TRUE(Present(base) && Present(base + kPage));
   EXPECT_EQ(base[kPage], 1);
   munmap(p, 2 * kPage);
+}
+
+int g_written_data = 1;  // in this executable's writable data segment
+
+// The program headers of the objects the loader has: this test's own code is in a read-only executable
+// segment, its data in a writable one, and memory the loader never loaded is in none.
+TEST(TextRelease, FindLoadSegmentReadsTheLoadersProgramHeaders) {
+  jp::hook::LoadSegment code, data;
+  std::string why;
+  const void* fn = reinterpret_cast<const void*>(&Present);
+  ASSERT_TRUE(jp::hook::FindLoadSegment(fn, &code, &why)) << why;
+  EXPECT_TRUE(code.executable);
+  EXPECT_FALSE(code.writable);
+  EXPECT_LE(code.begin, reinterpret_cast<uintptr_t>(fn));
+  EXPECT_LT(reinterpret_cast<uintptr_t>(fn), code.end);
+  ASSERT_TRUE(jp::hook::FindLoadSegment(&g_written_data, &data, &why)) << why;
+  EXPECT_TRUE(data.writable);
+  EXPECT_FALSE(data.executable);
+  EXPECT_TRUE(data.end <= code.begin || code.end <= data.begin);
+
+  void* p = mmap(nullptr, kPage, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  jp::hook::LoadSegment none;
+  why.clear();
+  EXPECT_FALSE(jp::hook::FindLoadSegment(p, &none, &why));
+  EXPECT_NE(why.find("no loaded object"), std::string::npos) << why;
+  munmap(p, kPage);
 }
 
 // Linked from the static libraries (no lib/startup_order.ld): there is no range, and status says so.

@@ -1,7 +1,8 @@
-// libjankprobe.so gives its start-only text back after jankprobe_start and jankprobe_configure
+// libjankprobe.so gives its rare and start-only text back after jankprobe_start and jankprobe_configure
 // (hook/text_release.h, lib/startup_order.ld). The range is taken from the file's own section headers
-// (.text.jp_start_only) and the load address from dladdr, not from the library; page presence from
-// /proc/self/pagemap. Each test runs in a forked child so that it starts from a fresh dlopen.
+// (.text.jp_rare up to the end of .text.jp_start_only) and the load address from dladdr, not from the
+// library; page presence from /proc/self/pagemap. Each test runs in a forked child so that it starts from
+// a fresh dlopen.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
@@ -55,6 +56,19 @@ Section FindSection(const char* path, const char* name) {
   }
   close(fd);
   return out;
+}
+
+// What the release gives back, as offsets from the load address: from the first 64 KiB window wholly in
+// the rare part (.text.jp_rare; the window it shares with the steady text stays) to the end of the
+// start-only range.
+struct Released {
+  uintptr_t first = 0, last = 0;
+};
+Released ReleasedRange() {
+  const Section rare = FindSection(JP_LIBRARY_PATH, ".text.jp_rare");
+  const Section start_only = FindSection(JP_LIBRARY_PATH, ".text.jp_start_only");
+  if (rare.size == 0 || start_only.size == 0) return {};
+  return {(rare.addr + 0xffff) / 0x10000 * 0x10000, start_only.addr + start_only.size};
 }
 
 bool Present(uintptr_t addr) {
@@ -138,13 +152,33 @@ TEST(TextReleaseLibrary, TheStartOnlyRangeIsOnWindowsOfItsOwn) {
   EXPECT_EQ((s.addr + s.size) % 0x10000, 0u) << std::hex << s.addr + s.size;
   const Section steady = FindSection(JP_LIBRARY_PATH, ".text.jp_steady");
   ASSERT_GT(steady.size, 0u);
-  EXPECT_LE(steady.addr + steady.size, s.addr);
+  const Section rare = FindSection(JP_LIBRARY_PATH, ".text.jp_rare");
+  ASSERT_GT(rare.size, 0u) << "no .text.jp_rare in " << JP_LIBRARY_PATH;
+  EXPECT_LE(steady.addr + steady.size, rare.addr);
+  EXPECT_LE(rare.addr + rare.size, s.addr);
+}
+
+// What a running app keeps executing (.text.jp_steady: the hot group, the release, the calm set) shares
+// the first 64 KiB window of text with .init and .plt: a running app keeps one window of our text.
+TEST(TextReleaseLibrary, TheSteadyTextSharesOneWindowWithInitAndPlt) {
+  const Section init = FindSection(JP_LIBRARY_PATH, ".init");
+  const Section plt = FindSection(JP_LIBRARY_PATH, ".plt");
+  const Section steady = FindSection(JP_LIBRARY_PATH, ".text.jp_steady");
+  ASSERT_GT(init.size, 0u);
+  ASSERT_GT(plt.size, 0u);
+  ASSERT_GT(steady.size, 0u);
+  const uint64_t window = init.addr / 0x10000 * 0x10000;
+  EXPECT_GE(plt.addr, window);
+  EXPECT_LE(steady.addr + steady.size, window + 0x10000)
+      << std::hex << ".text.jp_steady ends at 0x" << steady.addr + steady.size << ", past the window at 0x"
+      << window << ": regenerate lib/startup_order.ld (tools/footprint/startup_order.py), or the calm set grew"
+      << " past 64 KiB";
 }
 
 TEST(TextReleaseLibrary, AfterStartAndConfigureNoPageOfTheRangeIsResidentAndTheLibraryStillWorks) {
   if (JP_SANITIZED) GTEST_SKIP() << "sanitizer runtimes run our code in their own ways";
-  const Section s = FindSection(JP_LIBRARY_PATH, ".text.jp_start_only");
-  ASSERT_GT(s.size, 0u);
+  const Released s = ReleasedRange();
+  ASSERT_GT(s.last, s.first) << "no .text.jp_rare / .text.jp_start_only in " << JP_LIBRARY_PATH;
   InChild([&](void* so) {
     auto start = reinterpret_cast<StartFn>(dlsym(so, "jankprobe_start"));
     auto configure = reinterpret_cast<StartFn>(dlsym(so, "jankprobe_configure"));
@@ -154,7 +188,7 @@ TEST(TextReleaseLibrary, AfterStartAndConfigureNoPageOfTheRangeIsResidentAndTheL
     Dl_info info{};
     CHILD_CHECK(dladdr(reinterpret_cast<void*>(start), &info) && info.dli_fbase, 11, "dladdr");
     const uintptr_t base = reinterpret_cast<uintptr_t>(info.dli_fbase);
-    const uintptr_t first = base + s.addr, last = base + s.addr + s.size;
+    const uintptr_t first = base + s.first, last = base + s.last;
 
     CHILD_CHECK(start(kAllOff) == 0, 12, "jankprobe_start failed");
     std::vector<uintptr_t> left = PresentPages(first, last);
@@ -228,8 +262,8 @@ long WatchdogWakeups() {
 // the range straight back (tools/footprint/startup_order.py: a start's other threads count as "after").
 TEST(TextReleaseLibrary, TheWatchdogRunningAcrossTheReleaseFaultsNothingBack) {
   if (JP_SANITIZED) GTEST_SKIP() << "sanitizer runtimes run our code in their own ways";
-  const Section s = FindSection(JP_LIBRARY_PATH, ".text.jp_start_only");
-  ASSERT_GT(s.size, 0u);
+  const Released s = ReleasedRange();
+  ASSERT_GT(s.last, s.first) << "no .text.jp_rare / .text.jp_start_only in " << JP_LIBRARY_PATH;
   InChild([&](void* so) {
     auto start = reinterpret_cast<StartFn>(dlsym(so, "jankprobe_start"));
     auto stop = reinterpret_cast<StopFn>(dlsym(so, "jankprobe_stop"));
@@ -269,9 +303,24 @@ TEST(TextReleaseLibrary, TheWatchdogRunningAcrossTheReleaseFaultsNothingBack) {
     }
     jpfx_channel_close(ch);
     CHILD_CHECK(now >= first + 3, 14, "the watchdog did not wake (%ld -> %ld)", first, now);
-    const std::vector<uintptr_t> left = PresentPages(base + s.addr, base + s.addr + s.size);
+    const std::vector<uintptr_t> left = PresentPages(base + s.first, base + s.last);
     CHILD_CHECK(left.empty(), 15, "%zu pages of the range came back while the watchdog ran, first +%lx",
                 left.size(), static_cast<unsigned long>(left.empty() ? 0 : left[0] - base));
+    if (JP_RELEASE_BUILD) {
+      // In the build that ships (Release, the one lib/startup_order.ld is generated from) that is all of
+      // our text a running app keeps: the first 64 KiB window, from .init on. A page elsewhere is a
+      // function the proxies or the watchdog run that the order does not place (plain .text).
+      const Section init = FindSection(JP_LIBRARY_PATH, ".init");
+      uintptr_t text_start = 0, text_end = 0;
+      CHILD_CHECK(init.size > 0 && TextMapping("libjankprobe.so", &text_start, &text_end), 20, "no .init / text");
+      const uintptr_t window = base + init.addr / 0x10000 * 0x10000;
+      for (uintptr_t p : PresentPages(text_start, text_end)) {
+        CHILD_CHECK(window <= p && p < window + 0x10000, 21,
+                    "text page +%lx (outside the first window +%lx) is resident after a steady-state run: a "
+                    "function the running app calls is not in the calm set (regenerate lib/startup_order.ld)",
+                    static_cast<unsigned long>(p - base), static_cast<unsigned long>(window - base));
+      }
+    }
     stop();
     return 0;
   });
@@ -279,8 +328,8 @@ TEST(TextReleaseLibrary, TheWatchdogRunningAcrossTheReleaseFaultsNothingBack) {
 
 TEST(TextReleaseLibrary, JankprobeTextReleaseOffKeepsThePages) {
   if (JP_SANITIZED) GTEST_SKIP() << "sanitizer runtimes run our code in their own ways";
-  const Section s = FindSection(JP_LIBRARY_PATH, ".text.jp_start_only");
-  ASSERT_GT(s.size, 0u);
+  const Released s = ReleasedRange();
+  ASSERT_GT(s.last, s.first) << "no .text.jp_rare / .text.jp_start_only in " << JP_LIBRARY_PATH;
   InChild([&](void* so) {
     setenv("JANKPROBE_TEXT_RELEASE", "off", 1);
     auto start = reinterpret_cast<StartFn>(dlsym(so, "jankprobe_start"));
@@ -291,7 +340,7 @@ TEST(TextReleaseLibrary, JankprobeTextReleaseOffKeepsThePages) {
     const uintptr_t base = reinterpret_cast<uintptr_t>(info.dli_fbase);
     CHILD_CHECK(start(kAllOff) == 0, 12, "jankprobe_start failed");
     // Start ran code from the range (config parsing lives there): with the release off it stays resident.
-    CHILD_CHECK(!PresentPages(base + s.addr, base + s.addr + s.size).empty(), 13, "range not resident");
+    CHILD_CHECK(!PresentPages(base + s.first, base + s.last).empty(), 13, "range not resident");
     auto status = reinterpret_cast<StatusFn>(dlsym(so, "jankprobe_status"));
     CHILD_CHECK(status, 14, "missing jankprobe_status");
     const std::string st = status();

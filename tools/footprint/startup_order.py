@@ -55,6 +55,14 @@ CONTROL = re.compile(r"^jankprobe_(start|configure)$|^_ZN2jp3jni12_GLOBAL__N_1(1
 STOP = re.compile(r"^jankprobe_stop$|^_ZN2jp3jni12_GLOBAL__N_110NativeStopE")
 # On the stack while the release runs.
 RELEASE_CALLERS = re.compile(CONTROL.pattern + "|" + STOP.pattern)
+# The app's other calls into the library (status, export): what runs inside them is not calm (below). If
+# such an entry releases the start-only text itself when done (a call to RELEASE in its C function), it
+# is a control call like start: its own code then goes with the start-only range.
+QUIET = {"status": re.compile(r"^jankprobe_status$|^_ZN2jp3jni12_GLOBAL__N_112NativeStatusE"),
+         "export": re.compile(r"^jankprobe_export$|^_ZN2jp3jni12_GLOBAL__N_112NativeExportE")}
+
+# Symbols lib/startup_order.ld defines in the text (range marks, not functions).
+LINKER_MARKS = ("jp_start_only_text_", "jp_rare_text_")
 
 # The demo app's benchmark variants traced on the JVM, in this order (each adds what it runs new).
 JVM_VARIANTS = ["none", "input", "idle", "barrier", "looper", "all"]
@@ -65,6 +73,18 @@ JVM_VARIANTS = ["none", "input", "idle", "barrier", "looper", "all"]
 # a re-anchor of the clock 20 times a second while busy), ranked from the traces' own counts so that the
 # group follows the code. The watchdog's ticks (our thread) and the scripted faults are not counted.
 HOT_CALLS_PER_S = 10
+
+# The calm set: every function the benchmark variants run after start outside the app's calls into the
+# library (start, configure, stop, status, export), on any thread: the hooks, the poll source, the idle
+# natives, the watchdog's periodic checks and drains. That is what a running app that lags nowhere keeps
+# executing, and it goes right after the hot group, so that it shares the first 64 KiB window with .init
+# and .plt: a running app then keeps one window of our text resident. The rare paths (lag reports,
+# stacks, status, export, barrier removal) follow in the windows after it.
+TEXT_WINDOW = 0x10000
+# Each benchmark variant is traced this many times; a function is calm if every run ran it after start. A
+# lag in one run (the host's load delaying a message: the stack sampling, a report) is left to the rare
+# part. Regenerate on a quiet host all the same: lags in every run would make their paths calm.
+CALM_RUNS = 2
 
 
 def executed_functions(footprint, so, scenario, touches, until):
@@ -84,10 +104,23 @@ def executed_functions(footprint, so, scenario, touches, until):
         return names & library_functions(so)
 
 
+def calls(so, name, target):
+    """Whether function `name` of `so` calls or tail-calls `target` directly (objdump)."""
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "--disassemble=" + name, so],
+                         capture_output=True, text=True).stdout
+    return re.search(r"\b(call|jmp)\w*\s+[0-9a-f]+ <%s>" % re.escape(target), out) is not None
+
+
+def function_sizes(so):
+    """Bytes of each function body (by name), from the symbol table: to check that the calm set fits."""
+    out = subprocess.run(["nm", "-S", "--defined-only", so], check=True, capture_output=True, text=True).stdout
+    return {p[3]: int(p[1], 16) for p in (line.split() for line in out.splitlines()) if len(p) == 4 and p[2] in "tTwW"}
+
+
 def library_functions(so):
     out = subprocess.run(["nm", "--defined-only", so], check=True, capture_output=True, text=True).stdout
     return {parts[2] for parts in (line.split() for line in out.splitlines())
-            if len(parts) == 3 and parts[1] in "tTwW" and not parts[2].startswith("jp_start_only_text_")}
+            if len(parts) == 3 and parts[1] in "tTwW" and not parts[2].startswith(LINKER_MARKS)}
 
 
 
@@ -110,20 +143,44 @@ def main():
     # Functions that run after start is over: the host's "use" phase (the input proxies under touches)...
     after = ran["input: use"] - ran["input: on"]
     demo = os.path.join(build, "tools", "jankprobe-demo")
+    release_callers = set()  # status/export entries that release like start (see QUIET)
     hot = []  # the per-wake group, in execution order (JVM traces only)
+    calm = []  # what a running app keeps executing (JVM traces only), in order of first entry
     if os.geteuid() == 0 and os.path.isdir("/sys/kernel/tracing") and os.path.exists(demo):
         import uprobe_trace
         # The benchmark variants as demo_bench runs them, then the scripted faults of `./run demo`: the
         # paths a lagging app runs now and then (stack samples, pending-queue reads, reports, barrier
         # removal, export), which a calm benchmark run reaches only sometimes.
         out_dir = tempfile.mkdtemp(prefix="jp_order_demo")
+        # Each variant twice: the calm set is what both runs of a variant ran (see CALM_RUNS).
         commands = [[demo, "--bench", "4", "--warmup", "1", "--jankprobe", "on", "--config", "bench-%s.json" % v]
-                    for v in JVM_VARIANTS]
+                    for v in JVM_VARIANTS for _ in range(CALM_RUNS)]
         control = {n for n in library_functions(so) if CONTROL.search(n)}
         stop = {n for n in library_functions(so) if STOP.search(n)}
-        hot_runs = []
+        quiet = set()
+        for what, pattern in QUIET.items():
+            names = {n for n in library_functions(so) if pattern.search(n)}
+            if any(calls(so, n, RELEASE) for n in names if not n.startswith("_Z")):
+                control |= names
+                release_callers |= names
+                print("%s releases the start-only text: a control call, its code start-only" % what, file=sys.stderr)
+            else:
+                quiet |= names
+        hot_runs, calm_runs = [], []
+        # Return probes on every call the app makes into the library: what runs inside one, also after its
+        # release (the rest of a status, a native's return path), is not calm.
         runs = uprobe_trace.trace(so, commands + [[demo, "--out", out_dir]], split=RELEASE, control=control,
-                                  stop=stop)
+                                  stop=stop, quiet=quiet | control | stop)
+        for i, variant in enumerate(JVM_VARIANTS):
+            # What every run of the variant ran calm, in the first run's order: a lag the host's load caused
+            # in one run (a stack sample, a report) is not what a running app keeps executing.
+            both = set.intersection(*(runs[i * CALM_RUNS + k].calm for k in range(CALM_RUNS)))
+            calm_runs.insert(0, [f for f in runs[i * CALM_RUNS].calm_order if f in both])
+            for k in range(1, CALM_RUNS):
+                after |= runs[i * CALM_RUNS + k].after
+                runs[i * CALM_RUNS].order += [f for f in runs[i * CALM_RUNS + k].order
+                                              if f not in runs[i * CALM_RUNS].order]
+        runs = [runs[i * CALM_RUNS] for i in range(len(JVM_VARIANTS))] + runs[len(JVM_VARIANTS) * CALM_RUNS:]
         for variant, run in zip(JVM_VARIANTS + ["faults"], runs):
             ran["JVM demo, %s" % variant] = set(run.order)
             if variant in JVM_VARIANTS:
@@ -144,6 +201,14 @@ def main():
         after |= ran["not traceable (lock-prefixed entry)"]  # the idle and frame natives' entries: hot
         order += ["JVM demo, %s" % v for v in JVM_VARIANTS[1:]] + ["not traceable (lock-prefixed entry)"]
         order.append("JVM demo, faults")
+        for calm_order in calm_runs:  # "all" first: its order of first entry
+            calm += [f for f in calm_order if f not in calm]
+        # The host's "use" phase: the input monitor on the libinput fixture, its proxies and the watchdog's
+        # checks, without a JVM (tests/lib/text_release_library_test.cc runs that).
+        calm += sorted(ran["input: use"] - ran["input: on"] - set(calm))
+        # The lock-prefixed entries are invisible to the traces and a few bytes each (the watchdog's fence,
+        # the tracker's callback entry, the poll source's depth guard): all of them join the calm set.
+        calm += sorted(ran["not traceable (lock-prefixed entry)"] - set(calm))
         for variant, run in hot_runs:
             for f in run.app_order:
                 if f not in hot and run.steady_rate(f) >= HOT_CALLS_PER_S:
@@ -164,7 +229,7 @@ def main():
     by_addr, addr_of = {}, {}
     for line in subprocess.run(["nm", "--defined-only", so], check=True, capture_output=True, text=True).stdout.splitlines():
         parts = line.split()
-        if len(parts) == 3 and parts[1] in "tTwW" and not parts[2].startswith("jp_start_only_text_"):
+        if len(parts) == 3 and parts[1] in "tTwW" and not parts[2].startswith(LINKER_MARKS):
             by_addr.setdefault(parts[0], []).append(parts[2])
             addr_of[parts[2]] = parts[0]
 
@@ -173,10 +238,18 @@ def main():
 
     # ...and the release with the callers on the stack while it runs: they continue after the madvise, so
     # in the start-only range they would fault a window straight back (hook/text_release.cc).
-    on_stack = {n for n in library_functions(so) if n == RELEASE or RELEASE_CALLERS.search(n)}
+    on_stack = {n for n in library_functions(so) if n == RELEASE or RELEASE_CALLERS.search(n)} | release_callers
     after = {body(f) for f in after | on_stack}
+    # The calm set after the hot group and the release (which runs at every start, configure and stop):
+    # placed first, it is not repeated in the phases below (only its cold parts are, in the rare part).
+    placed = {body(f) for f in hot} | {body(f) for f in on_stack}
+    calm_bodies, calm_names = set(), []
+    for f in calm:
+        if body(f) not in placed and body(f) not in calm_bodies:
+            calm_bodies.add(body(f))
+            calm_names.append(f)
     seen, steady, start_only = set(), [("the release and its callers", sorted(on_stack))], []
-    seen |= {body(f) for f in on_stack}
+    seen |= {body(f) for f in on_stack} | calm_bodies | placed
     for phase in order:
         # Static initialisers already sit together in .text.startup; clones (.constprop/.isra/.part) have
         # sections of their own, named like the clone symbol.
@@ -214,6 +287,16 @@ def main():
         if name in LIBGCC_OBJECTS:  # libgcc is not built with -ffunction-sections: name its object
             out.append("*libgcc.a:%s(.text)" % LIBGCC_OBJECTS[name])
         return out
+    def aliases(name):
+        out = set()
+        for alias in set(by_addr.get(addr_of.get(name), [name])) | {name}:
+            alias = alias.split(".cold")[0]
+            out.add(alias)
+            for a, b in (("C1E", "C2E"), ("C1I", "C2I"), ("D1E", "D2E")):
+                if a in alias or b in alias:
+                    out |= {alias.replace(a, b), alias.replace(b, a)}
+        return sorted(out)
+
     def hot_patterns(name):
         # Only the function's own (or .text.hot.) section: its cold part (.text.unlikely.<name>, the .cold
         # split of rare branches) stays with the function's phase below, out of the wake's lines. The
@@ -224,7 +307,8 @@ def main():
             for a, b in (("C1E", "C2E"), ("C1I", "C2I"), ("D1E", "D2E")):
                 if a in alias or b in alias:
                     variants |= {alias.replace(a, b), alias.replace(b, a)}
-            out.append("*(%s)" % " ".join(".text.%s .text.hot.%s" % (v, v) for v in sorted(variants)))
+            # .text.<name>.*: a clone of it (.part.N, .constprop.N, .isra.N) the compiler may make in another build.
+            out.append("*(%s)" % " ".join(".text.%s .text.%s.* .text.hot.%s" % (v, v, v) for v in sorted(variants)))
         if name in LIBGCC_OBJECTS:  # libgcc is not built with -ffunction-sections: name its object
             out.append("*libgcc.a:%s(.text)" % LIBGCC_OBJECTS[name])
         return out
@@ -239,17 +323,21 @@ def main():
     with open(out, "w") as f:
         f.write("/* Generated by tools/footprint/startup_order.py from callgrind runs of jankprobe-footprint and\n"
                 "   uprobe traces of the demo app on the JVM: the %d functions of libjankprobe.so that run at load,\n"
-                "   at start, when a monitor is switched on and while it is used, phase by phase, ahead of .text,\n"
-                "   so that each phase touches one or two 64 KiB fault-around windows of text instead of most of it.\n"
-                "   Two sections: .text.jp_steady, the %d that run after start is over (hot paths, watchdog,\n"
-                "   reports, export, status), then, on 64 KiB windows of their own, .text.jp_start_only, the %d\n"
-                "   that only load, start, configure and stop run: hook/text_release.cc gives their pages back\n"
-                "   after start, each configure and stop (jp_start_only_text_begin/end), and no fault in steady\n"
-                "   or rare code maps them back through fault-around. .text.jp_steady opens with the hot group:\n"
-                "   what the app's threads run on every wake or input event, in order of execution, on one or two\n"
-                "   pages. Regenerate after large changes to these paths; names that no longer exist are ignored\n"
-                "   by the linker. */\n"
-                % (len(functions), steady_count, len(functions) - steady_count))
+                "   at start, when a monitor is switched on and while it is used, ahead of .text, so that a running\n"
+                "   app keeps one 64 KiB fault-around window of our text resident. Three sections:\n"
+                "   .text.jp_steady, right after .init and .plt in that first window: the hot group (what the app's\n"
+                "   threads run on every wake or input event, in order of execution), the text release and its\n"
+                "   callers, and the calm set, the %d functions a running app that lags nowhere keeps executing\n"
+                "   (hooks, the watchdog's periodic checks); .text.jp_rare, the %d others that run after start\n"
+                "   (reports, stacks, status, export); then, on 64 KiB windows of their own, .text.jp_start_only,\n"
+                "   the %d that only load, start, configure and stop run. hook/text_release.cc gives the pages of\n"
+                "   .text.jp_rare and .text.jp_start_only back after start, each configure and stop\n"
+                "   (jp_rare_text_begin up to jp_start_only_text_end). Regenerate after changes to these paths\n"
+                "   (`cmake --build <Release build> --target jankprobe-startup-order`, as root, on a quiet host):\n"
+                "   a function missing here lands in plain .text, and if a running app calls it, costs a window.\n"
+                "   Names that no longer exist are ignored by the linker. */\n"
+                % (len(functions) + len(hot) + len(calm_names), len(hot) + len(calm_names),
+                   steady_count - len(on_stack), len(functions) - steady_count))
         f.write("SECTIONS\n{\n  .text.jp_steady :\n  {\n")
         f.write("    /* hot: entered >= %d times a second after start on the app's threads, in order of first entry:"
                 " %d functions */\n" % (HOT_CALLS_PER_S, len(hot)))
@@ -257,7 +345,24 @@ def main():
             for line in hot_patterns(name):
                 f.write("    %s\n" % line)
         f.write("    *libjp_hook.a:text_release.cc.o(.text .text.*)\n")
-        write_phases(f, steady)
+        write_phases(f, steady[:1])  # the release's callers
+        f.write("    /* calm: run after start outside the app's calls into the library, in the benchmark variants:"
+                " %d functions */\n" % len(calm_names))
+        for name in calm_names:
+            if ".cold" not in name:
+                for line in hot_patterns(name):
+                    f.write("    %s\n" % line)
+        # The cold parts (.text.unlikely.<name>: GCC's .cold splits, and whole functions marked cold) of
+        # the hot and calm functions: some run in steady state (a rare branch taken now and then, a cold
+        # function entered on every event), so they stay in the first window, after the code that runs most.
+        f.write("    /* cold parts of the hot and calm functions */\n")
+        for name in hot + calm_names:
+            f.write("    *(%s)\n" % " ".join(".text.unlikely.%s" % a for a in aliases(name)))
+        # The rare part: what else runs after start (reports, stacks, status, export, the faults' paths),
+        # and what start also runs: hook/text_release.cc gives it back with the start-only range.
+        f.write("  }\n  .text.jp_rare :\n  {\n")
+        f.write("    PROVIDE_HIDDEN(jp_rare_text_begin = .);\n")
+        write_phases(f, steady[1:])
         f.write("  }\n  .text.jp_start_only ALIGN(0x10000) :\n  {\n")
         f.write("    PROVIDE_HIDDEN(jp_start_only_text_begin = .);\n")
         # First what runs at load: the static initialisers (which the default script keeps together in
@@ -268,7 +373,18 @@ def main():
         # The rest of .text (rare paths) starts on a window of its own too.
         f.write("    . = ALIGN(0x10000);\n    PROVIDE_HIDDEN(jp_start_only_text_end = .);\n")
         f.write("  }\n}\nINSERT BEFORE .text;\n")
-    print("%s: %d functions, %d after start" % (out, len(functions), steady_count))
+    # Does the calm set fit in the first window with .init and .plt? Sizes of this build's bodies (the
+    # linked sizes of the next build differ by what changed since).
+    sizes = function_sizes(so)
+    first_window = set(hot) | on_stack | set(calm_names)
+    first_window |= {n + ".cold" for n in first_window}
+    first = sum(sizes.get(n, 0) for n in first_window) + \
+        sum(sizes.get(n, 0) for n in sizes if "ReleaseFileText" in n or "FindLoadSegment" in n)
+    print("%s: %d functions: %d hot, %d calm, %d rare or releasing, %d start-only; hot + release + calm ~%d bytes"
+          " of a %d-byte window%s"
+          % (out, len(functions) + len(hot) + len(calm_names), len(hot), len(calm_names), steady_count,
+             len(functions) - steady_count, first, TEXT_WINDOW,
+             "" if first < TEXT_WINDOW * 15 // 16 else " (TOO BIG: the calm set spills into a second window)"))
     return 0
 
 

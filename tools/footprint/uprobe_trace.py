@@ -20,6 +20,11 @@ startup_order.py lays those out apart from the start-only code, whose pages the 
 It also counts, per quarter second, the entries after start on the app's threads (not the watchdog's),
 to rank the per-wake functions it places first.
 
+The calm set (`calm`): what runs after start outside every call the app makes into the library (start,
+configure, stop, and the `quiet` ones: status and export, whose ends come from return probes), i.e. what
+a running app keeps executing on its own (hooks, the watchdog's periodic checks). startup_order.py puts
+it in the first 64 KiB window of text, the rare paths (reports, status, export) after it.
+
 Usage: uprobe_trace.py LIBRARY -- COMMAND...   prints the mangled names that ran, in first-hit order.
 """
 import os
@@ -29,7 +34,7 @@ import sys
 
 TRACEFS = "/sys/kernel/tracing"
 # Symbols lib/startup_order.ld defines in the text (range marks, not functions).
-LINKER_MARKS = ("jp_start_only_text_",)
+LINKER_MARKS = ("jp_start_only_text_", "jp_rare_text_")
 GROUP = "jp_order"
 
 
@@ -81,6 +86,7 @@ class Run:
 
     def __init__(self):
         self.order, self.after, self.splits = [], set(), 0
+        self.calm, self.calm_order = set(), []  # after start, outside the app's calls into the library
         self.app_calls, self.app_order, self.app_slots = {}, [], 0
 
     def steady_rate(self, name):
@@ -95,23 +101,34 @@ class Run:
         return max(self.app_calls.get(name, {0: 0}).values()) / SLOT_S
 
 
-# One trace line: "comm-TID [CPU] FLAGS TIMESTAMP: fN: (ADDRESS)"; the flags column depends on options.
-# The comm may hold spaces and dashes: it is everything up to the last "-TID" before the CPU column.
-EVENT = re.compile(r"^\s*(.*)-(\d+)\s+\[\d+\]\s+(?:\S+\s+)?(\d+\.\d+): f(\d+): \(", re.M)
+# One trace line: "comm-TID [CPU] FLAGS TIMESTAMP: fN: (ADDRESS)" (an entry) or "...: rN: (ADDRESS <- ADDRESS)"
+# (a return); the flags column depends on options. The comm may hold spaces and dashes: it is everything up
+# to the last "-TID" before the CPU column.
+EVENT = re.compile(r"^\s*(.*)-(\d+)\s+\[\d+\]\s+(?:\S+\s+)?(\d+\.\d+): ([fr])(\d+): \(", re.M)
 # Threads of ours (hook/watchdog.cc names its thread "jp-watchdog"): their periodic work is not a wake of
 # the app. An unknown comm ("<...>": the kernel's comm cache missed) counts as the app's.
 OUR_THREADS = re.compile(r"^jp-")
 SLOT_S = 0.25
 
 
-def classify(text, symbols, split=None, control=(), stop=()):
+def classify(text, symbols, split=None, control=(), stop=(), quiet=()):
+    """`quiet`: entry points (names) of calls that are neither start nor stop but run on the app's request
+    (status, export): the trace must have their return probes (rN events, N the symbol index) to know
+    where each call ends. What a thread runs inside one is after start, but not calm."""
     run = Run()
-    hit, in_control, running = set(), set(), False
+    hit, in_control, running, stopped = set(), set(), False, False
+    inside_quiet = {}  # tid -> depth of quiet calls on it
     first_release = last = None
     for m in EVENT.finditer(text):
-        comm, tid, when, i = m.group(1), int(m.group(2)), float(m.group(3)), int(m.group(4))
+        comm, tid, when, kind, i = m.group(1), int(m.group(2)), float(m.group(3)), m.group(4), int(m.group(5))
         name = symbols[i][0]
         last = when
+        if kind == "r":
+            if name in quiet and inside_quiet.get(tid, 0) > 0:
+                inside_quiet[tid] -= 1
+            continue
+        if name in quiet:
+            inside_quiet[tid] = inside_quiet.get(tid, 0) + 1
         if i not in hit:
             hit.add(i)
             run.order.append(name)
@@ -127,6 +144,7 @@ def classify(text, symbols, split=None, control=(), stop=()):
                 first_release = when
         elif name in stop:
             running = False  # the teardown, on every thread, until its release
+            stopped = True  # and what runs after a stop (thread exits) is not what a running app runs
             in_control.add(tid)
         elif name in control:
             # From a start on, every other thread of ours runs steady-state code, also before the release:
@@ -136,6 +154,9 @@ def classify(text, symbols, split=None, control=(), stop=()):
             running = True
         if running and tid not in in_control:
             run.after.add(name)
+            if name != split and not stopped and not inside_quiet.get(tid) and name not in run.calm:
+                run.calm.add(name)
+                run.calm_order.append(name)
             if first_release is not None and not OUR_THREADS.search(comm):
                 if name not in run.app_calls:
                     run.app_calls[name] = {}
@@ -159,9 +180,10 @@ def dropped_events(instance):
     return total
 
 
-def trace(so, commands, env=None, split=None, control=(), stop=()):
+def trace(so, commands, env=None, split=None, control=(), stop=(), quiet=()):
     """Runs each command in turn; returns, per command, a Run. The probes are set up once for all of them
-    (each enable/disable waits for an RCU grace period per probe)."""
+    (each enable/disable waits for an RCU grace period per probe); the `quiet` functions get a return
+    probe too (rN, N their index)."""
     so = os.path.realpath(so)
     symbols = text_symbols(so)
     instance = os.path.join(TRACEFS, "instances", GROUP)
@@ -169,7 +191,9 @@ def trace(so, commands, env=None, split=None, control=(), stop=()):
     if os.path.isdir(instance):
         os.rmdir(instance)
     # Appended, never truncated: other uprobes on the system stay as they are.
-    define(events, ["p:%s/f%d %s:0x%x" % (GROUP, i, so, off) for i, (_, off, _) in enumerate(symbols)])
+    returns = [i for i, (name, _, _) in enumerate(symbols) if name in quiet]
+    define(events, ["p:%s/f%d %s:0x%x" % (GROUP, i, so, off) for i, (_, off, _) in enumerate(symbols)] +
+           ["r:%s/r%d %s:0x%x" % (GROUP, i, so, symbols[i][1]) for i in returns])
     results = []
     try:
         os.mkdir(instance)
@@ -191,12 +215,12 @@ def trace(so, commands, env=None, split=None, control=(), stop=()):
                       file=sys.stderr)
             with open(os.path.join(instance, "trace")) as f:
                 text = f.read()
-            results.append(classify(text, symbols, split, control, stop))
+            results.append(classify(text, symbols, split, control, stop, quiet))
     finally:
         if os.path.isdir(instance):
             write(os.path.join(instance, "events", GROUP, "enable"), "0", "w")
             os.rmdir(instance)
-        define(events, ["-:%s/f%d" % (GROUP, i) for i in range(len(symbols))])
+        define(events, ["-:%s/f%d" % (GROUP, i) for i in range(len(symbols))] + ["-:%s/r%d" % (GROUP, i) for i in returns])
     return results
 
 
