@@ -1,4 +1,5 @@
-// Gives back the stack pages that Java frames left resident on a native thread we run (the watchdog).
+// Gives back the stack pages that Java frames left resident on the native threads we run and attach: the
+// watchdog and the report delivery thread.
 //
 // HotSpot touches a whole shadow zone below sp (20 pages on x86_64) at every Java call it makes on a thread,
 // interpreted or compiled, and attaching a thread runs Java (Thread's constructor): an attached native
@@ -6,8 +7,9 @@
 // once and its steady state makes no Java call (the barrier check reads fields only), so after a Java
 // episode its loop gives those pages back once, at its shallowest point; the next Java episode (a lag's
 // stack, a barrier removal, the frame ticker's resume) touches them again and is followed by one more
-// release. Pages more than a red zone below sp hold no live data (a signal frame written there later is
-// written after the release), so a page given back is simply a zero page at its next touch.
+// release (each site that calls Java on the watchdog says so with NoteJavaFramesRan). Pages more than a
+// red zone below sp hold no live data (a signal frame written there later is written after the release),
+// so a page given back is simply a zero page at its next touch.
 #ifndef JANKPROBE_HOOK_JNI_JAVA_STACK_RELEASE_H_
 #define JANKPROBE_HOOK_JNI_JAVA_STACK_RELEASE_H_
 
@@ -22,7 +24,8 @@
 namespace jp::jni {
 
 // Set on the calling thread by whatever ran Java frames on it: AttachedEnv when it attached the thread,
-// and the watchdog-side code that calls Java methods. __thread (no dynamic initialiser): a plain TLS load.
+// and the watchdog-side code that calls Java methods. __thread: no dynamic initialiser, so no TLS wrapper
+// function (an out-of-line call) around the access.
 extern __thread bool t_java_frames_ran __attribute__((visibility("hidden")));
 inline void NoteJavaFramesRan() { t_java_frames_ran = true; }
 

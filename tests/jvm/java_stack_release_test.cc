@@ -33,13 +33,13 @@ size_t ResidentBytes(uintptr_t lo, uintptr_t hi) {
   return n;
 }
 
-// Touches the stack down to `until` (frames of ~1 KiB), as HotSpot's shadow-zone banging does.
-__attribute__((noinline)) uintptr_t TouchDownTo(uintptr_t until) {
+// Touches the stack down to `until` (frames of ~1 KiB), as HotSpot's shadow-zone banging does; returns the
+// number of frames it took.
+__attribute__((noinline)) int TouchDownTo(uintptr_t until) {
   volatile char buf[1024];
   memset(const_cast<char*>(buf), 0x5A, sizeof buf);
-  const auto here = reinterpret_cast<uintptr_t>(&buf[0]);
-  if (here <= until) return here;
-  return TouchDownTo(until) + (buf[7] == 0x5A ? 0 : 1);  // not a tail call: each frame stays until the bottom
+  if (reinterpret_cast<uintptr_t>(&buf[0]) <= until) return 1;
+  return TouchDownTo(until) + (buf[7] == 0x5A ? 1 : 2);  // not a tail call: each frame stays until the bottom
 }
 
 struct StackBounds {
