@@ -161,6 +161,9 @@ TEST(TextReleaseLibrary, TheStartOnlyRangeIsOnWindowsOfItsOwn) {
 // What a running app keeps executing (.text.jp_steady: the hot group, the release, the calm set) shares
 // the first 64 KiB window of text with .init and .plt: a running app keeps one window of our text.
 TEST(TextReleaseLibrary, TheSteadyTextSharesOneWindowWithInitAndPlt) {
+  // Sizes are those of the build the order is generated from and that ships (Release); instrumented or
+  // less optimised code is laid out by the same names but takes more room.
+  if (JP_SANITIZED || !JP_RELEASE_BUILD) GTEST_SKIP() << "the window's size holds for the Release build";
   const Section init = FindSection(JP_LIBRARY_PATH, ".init");
   const Section plt = FindSection(JP_LIBRARY_PATH, ".plt");
   const Section steady = FindSection(JP_LIBRARY_PATH, ".text.jp_steady");
