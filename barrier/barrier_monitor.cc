@@ -103,7 +103,7 @@ class BarrierMonitor : public hook::MonitorImpl {
     if (!queue_.Open(env, why)) return false;
     open_ = true;
     // The kind is settled here, once (a queue's implementation is chosen when it is made): the checks then
-    // read the list's fields and compute isIdle() themselves, without a Java call.
+    // read the list's fields under its lock, without a Java call.
     std::string evidence;
     switch (queue_.Classify(env, &evidence)) {
       case QueueKind::kList: break;
