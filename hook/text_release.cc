@@ -27,6 +27,8 @@ extern "C" {
 extern const char jp_start_only_text_begin[] __attribute__((weak, visibility("hidden")));
 extern const char jp_start_only_text_end[] __attribute__((weak, visibility("hidden")));
 extern const char jp_rare_text_begin[] __attribute__((weak, visibility("hidden")));
+// The ELF header as loaded (GNU ld and lld define it when the headers are in a loaded segment).
+extern const char __ehdr_start[] __attribute__((weak, visibility("hidden")));
 }
 
 namespace jp::hook {
@@ -112,6 +114,7 @@ struct ReleaseState {
   std::mutex mu;
   uint64_t releases = 0;
   uint64_t released_bytes = 0;
+  uint64_t header_released_bytes = 0;
   uint64_t refusals = 0;
   size_t range_bytes = 0;
   std::string state = "on";
@@ -137,7 +140,12 @@ bool FindLoadSegment(const void* addr, LoadSegment* out, std::string* why) {
   return q.found;
 }
 
-TextReleaseResult ReleaseFileText(const void* begin, const void* end, const LoadSegment& segment) {
+namespace {
+
+// The checks and the madvise shared by text and read-only data: whole pages of [begin, end) inside a
+// non-writable `segment`, each absent or a file page.
+TextReleaseResult ReleaseCleanPages(const void* begin, const void* end, const LoadSegment& segment,
+                                    bool must_be_executable) {
   TextReleaseResult r;
   const long page = sysconf(_SC_PAGESIZE);
   if (page <= 0) {
@@ -156,9 +164,9 @@ TextReleaseResult ReleaseFileText(const void* begin, const void* end, const Load
     r.reason = "the range holds no whole page";
     return r;
   }
-  if (!segment.executable || segment.writable) {
+  if (segment.writable || (must_be_executable && !segment.executable)) {
     r.reason = std::string("the segment of our code is ") + (segment.writable ? "writable" : "not executable") +
-               ", not read-only executable text";
+               (must_be_executable ? ", not read-only executable text" : ", not read-only");
     return r;
   }
   if (first < segment.begin || last > segment.end) {
@@ -174,6 +182,41 @@ TextReleaseResult ReleaseFileText(const void* begin, const void* end, const Load
   }
   r.released = true;
   return r;
+}
+
+// The first segment (the one holding the ELF header), read-only, released whole: the loader maps whole
+// pages, so its last partial page is file content too.
+void ReleaseHeaderSegment(ReleaseState& s) {
+  if (!__ehdr_start) return;
+  LoadSegment first;
+  std::string why;
+  if (!FindLoadSegment(__ehdr_start, &first, &why)) {
+    ++s.refusals;
+    s.last_refusal = "headers' segment not found: " + why;
+    return;
+  }
+  const long page = sysconf(_SC_PAGESIZE);
+  if (page > 0) first.end = (first.end + static_cast<uintptr_t>(page) - 1) / static_cast<uintptr_t>(page) *
+                            static_cast<uintptr_t>(page);
+  const TextReleaseResult r =
+      ReleaseReadOnlyFilePages(reinterpret_cast<const void*>(first.begin), reinterpret_cast<const void*>(first.end),
+                               first);
+  if (!r.released) {
+    ++s.refusals;
+    s.last_refusal = "headers: " + r.reason;
+    return;
+  }
+  s.header_released_bytes += static_cast<uint64_t>(r.resident_pages) * r.page_size;
+}
+
+}  // namespace
+
+TextReleaseResult ReleaseFileText(const void* begin, const void* end, const LoadSegment& segment) {
+  return ReleaseCleanPages(begin, end, segment, true);
+}
+
+TextReleaseResult ReleaseReadOnlyFilePages(const void* begin, const void* end, const LoadSegment& segment) {
+  return ReleaseCleanPages(begin, end, segment, false);
 }
 
 void ReleaseStartOnlyText() {
@@ -218,6 +261,7 @@ void ReleaseStartOnlyText() {
   s.state = "on";
   ++s.releases;
   s.released_bytes += static_cast<uint64_t>(r.resident_pages) * r.page_size;
+  ReleaseHeaderSegment(s);
 }
 
 std::string TextReleaseStatusJson() {
@@ -233,6 +277,8 @@ std::string TextReleaseStatusJson() {
   w.Uint64(s.releases);
   w.Key("released_kib");
   w.Uint64(s.released_bytes / 1024);
+  w.Key("headers_released_kib");
+  w.Uint64(s.header_released_bytes / 1024);
   w.Key("refusals");
   w.Uint64(s.refusals);
   w.Key("last_refusal");

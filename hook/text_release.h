@@ -51,9 +51,18 @@ bool FindLoadSegment(const void* addr, LoadSegment* out, std::string* why);
 // mapping's current protection, and the segment check keeps the range to our own code.
 TextReleaseResult ReleaseFileText(const void* begin, const void* end, const LoadSegment& segment);
 
+// The same for read-only data: `segment` must not be writable (executable or not), the pages the same
+// file pages. For the first PT_LOAD (ELF and program headers, .dynsym, .dynstr, .rodata, relocations):
+// the loader reads it at load, start reads its constants, a running app need not (see
+// ReleaseStartOnlyText).
+TextReleaseResult ReleaseReadOnlyFilePages(const void* begin, const void* end, const LoadSegment& segment);
+
 // The library's rare and start-only text (lib/startup_order.ld's jp_rare_text_begin up to
 // jp_start_only_text_end; from jp_start_only_text_begin with an order that has no rare part), released as
-// above: the segment is the one holding this function (FindLoadSegment).
+// above: the segment is the one holding this function (FindLoadSegment). Then the library's first
+// segment, the read-only one holding its ELF header (whole pages, as mapped): ~40 KiB that only load and
+// start need, as long as the steady code reads no constant or string from it (a reader faults it back,
+// and nothing is lost: the next release drops it again).
 // Called by jankprobe_start, jankprobe_configure and jankprobe_stop on the caller's thread once they are
 // done. Does nothing when the library was linked without the range (the static libraries in tests), or
 // when the environment has JANKPROBE_TEXT_RELEASE=off. Thread-safe; never throws.

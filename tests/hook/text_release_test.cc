@@ -136,6 +136,22 @@ TEST_F(FileMapping, RefusesAWritableOrNonExecutableSegment) {
   EXPECT_EQ(Presence(), (std::vector<bool>{true, true, true, true}));
 }
 
+// Read-only data (the library's first segment: headers, dynamic symbols, .rodata) goes the same way, but
+// need not be executable; a writable segment is refused there too.
+TEST_F(FileMapping, ReadOnlyDataPagesAreReleasedUnlessTheSegmentIsWritable) {
+  Map(PROT_READ);
+  const jp::hook::TextReleaseResult writable =
+      jp::hook::ReleaseReadOnlyFilePages(page(0), page(4), Segment(false, true));
+  EXPECT_FALSE(writable.released);
+  EXPECT_NE(writable.reason.find("writable"), std::string::npos) << writable.reason;
+  EXPECT_EQ(Presence(), (std::vector<bool>{true, true, true, true}));
+  const jp::hook::TextReleaseResult r = jp::hook::ReleaseReadOnlyFilePages(page(1), page(4), Segment(false, false));
+  ASSERT_TRUE(r.released) << r.reason;
+  EXPECT_EQ(r.resident_pages, 3u);
+  EXPECT_EQ(Presence(), (std::vector<bool>{true, false, false, false}));
+  TouchAll();
+}
+
 // The mapping's protection is not what decides: a tool may have made our text writable to patch it. As
 // long as no page was written, every page is still the file's and comes back unchanged.
 TEST_F(FileMapping, AWritableMappingWithNoWrittenPageIsReleasedAndReadsBackUnchanged) {

@@ -58,6 +58,28 @@ Section FindSection(const char* path, const char* name) {
   return out;
 }
 
+// The file's first PT_LOAD (offset 0: ELF and program headers, .dynsym, .dynstr, .rodata), as loaded:
+// [0, memsz rounded up to a page) from the load address.
+uintptr_t FirstSegmentEnd(const char* path) {
+  uintptr_t end = 0;
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  Elf64_Ehdr eh;
+  if (pread(fd, &eh, sizeof eh, 0) == sizeof eh && eh.e_ident[EI_CLASS] == ELFCLASS64) {
+    for (int i = 0; i < eh.e_phnum; ++i) {
+      Elf64_Phdr ph;
+      const off_t at = static_cast<off_t>(eh.e_phoff + static_cast<uint64_t>(i) * sizeof ph);
+      if (pread(fd, &ph, sizeof ph, at) != sizeof ph) break;
+      if (ph.p_type == PT_LOAD && ph.p_offset == 0 && !(ph.p_flags & (PF_X | PF_W))) {
+        end = (ph.p_vaddr + ph.p_memsz + kPage - 1) / kPage * kPage;
+        break;
+      }
+    }
+  }
+  close(fd);
+  return end;
+}
+
 // What the release gives back, as offsets from the load address: from the first 64 KiB window wholly in
 // the rare part (.text.jp_rare; the window it shares with the steady text stays) to the end of the
 // start-only range.
@@ -193,9 +215,16 @@ TEST(TextReleaseLibrary, AfterStartAndConfigureNoPageOfTheRangeIsResidentAndTheL
     const uintptr_t base = reinterpret_cast<uintptr_t>(info.dli_fbase);
     const uintptr_t first = base + s.first, last = base + s.last;
 
+    const uintptr_t headers_end = FirstSegmentEnd(JP_LIBRARY_PATH);
+    CHILD_CHECK(headers_end > 0, 24, "no read-only first PT_LOAD in the file");
+
     CHILD_CHECK(start(kAllOff) == 0, 12, "jankprobe_start failed");
     std::vector<uintptr_t> left = PresentPages(first, last);
     CHILD_CHECK(left.empty(), 13, "after start %zu pages of the range resident, first %lx", left.size(),
+                static_cast<unsigned long>(left.empty() ? 0 : left[0] - base));
+    // The first segment too (the loader and start read it; with every monitor off nothing runs after).
+    left = PresentPages(base, base + headers_end);
+    CHILD_CHECK(left.empty(), 25, "after start %zu pages of the first segment resident, first +%lx", left.size(),
                 static_cast<unsigned long>(left.empty() ? 0 : left[0] - base));
 
     // Outside the range nothing is dropped: every page of our mappings resident before a configure is
@@ -219,7 +248,9 @@ TEST(TextReleaseLibrary, AfterStartAndConfigureNoPageOfTheRangeIsResidentAndTheL
     }
     const std::string st = status();
     CHILD_CHECK(st.find("\"started\":true") != std::string::npos, 20, "status: %s", st.c_str());
-    // The status says so: released twice (start, configure), nothing refused.
+    // The status says so: released twice (start, configure), nothing refused; it read .rodata (its
+    // strings) from the first segment, which faulted back in.
+    CHILD_CHECK(!PresentPages(base, base + headers_end).empty(), 26, "status ran without the first segment?");
     CHILD_CHECK(st.find("\"text_release\":{\"state\":\"on\"") != std::string::npos &&
                     st.find("\"releases\":2,") != std::string::npos && st.find("\"refusals\":0,") != std::string::npos,
                 23, "status: %s", st.c_str());

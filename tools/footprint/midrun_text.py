@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Which pages of libjankprobe.so's text are resident in the demo app while it runs (steady state, before
+"""Which pages of libjankprobe.so's text (and of its first segment: headers, dynamic symbols, .rodata) are resident in the demo app while it runs (steady state, before
 anything is stopped): the JP_DEMO_SMAPS copies are taken at the end, and a start-only window that a
 thread brings back while the app runs would not show there once stop released it again.
 
@@ -21,7 +21,8 @@ def resident_runs(pid):
         maps = [line.split() for line in f]
     with open('/proc/%d/pagemap' % pid, 'rb') as pm:
         for m in maps:
-            if len(m) < 6 or 'libjankprobe' not in m[5] or m[1] != 'r-xp':
+            # The text, and the first segment (headers, dynamic symbols, .rodata: r--p at offset 0).
+            if len(m) < 6 or 'libjankprobe' not in m[5] or not (m[1] == 'r-xp' or (m[1] == 'r--p' and int(m[2], 16) == 0)):
                 continue
             start, end = (int(x, 16) for x in m[0].split('-'))
             offset, pages = int(m[2], 16), (end - start) // 4096
@@ -34,7 +35,8 @@ def resident_runs(pid):
                 elif not e >> 63 and first is not None:
                     runs.append('%x-%x' % (offset + first * 4096, offset + i * 4096))
                     first = None
-            out.append('r-xp %d KiB resident: %s' % (sum(e >> 63 for e in entries) * 4, ' '.join(runs)))
+            out.append('%s %d KiB resident: %s' % (m[1] if m[1] == 'r-xp' else 'headers r--p', sum(e >> 63 for e in entries) * 4,
+                                                   ' '.join(runs)))
     return out
 
 
