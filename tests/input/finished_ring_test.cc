@@ -124,14 +124,17 @@ TEST(FinishedRingTest, ConcurrentReaderFindsEveryPushedItemInTheRingOrTheTimelin
       pushed.store(i + 1, std::memory_order_release);
     }
   });
+  // The drainer and the reader give the CPU away when they have nothing to do or after each check: spinning
+  // on a loaded 2-core host starved the producer, and the test took 3-30 s (60 s timeouts at load ~20).
   std::thread drainer([&] {
     while (!done.load()) {
-      ring.Drain(p, [&](const FinishedEvent& e) {
+      const uint64_t drained = ring.Drain(p, [&](const FinishedEvent& e) {
         uint64_t k;
         ASSERT_TRUE(IsItem(e, &k));
         std::lock_guard<std::mutex> lock(timeline_mu);
         timeline.push_back(k);
       });
+      if (drained == 0) std::this_thread::yield();
     }
   });
   uint64_t checks = 0, torn = 0, missing = 0;
@@ -160,6 +163,7 @@ TEST(FinishedRingTest, ConcurrentReaderFindsEveryPushedItemInTheRingOrTheTimelin
       if (!seen.count(i)) ++missing;
     }
     ++checks;
+    std::this_thread::yield();
   }
   producer.join();
   while (FinishedRing::pushed(p) != ring.drained()) std::this_thread::yield();
