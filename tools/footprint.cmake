@@ -14,7 +14,8 @@ endif()
 # Regenerates lib/startup_order.ld from this build: valgrind's callgrind over jankprobe-footprint for the host
 # phases, and (as root, with tracefs) kernel uprobes over the demo app on the JVM for the JNI, monitor and
 # report paths (tools/footprint/uprobe_trace.py), each trace split at the text release that ends start,
-# configure and stop (what runs after it goes in the steady-state section); 2-8 min. Run it after changes to what runs at load, at start
+# configure and stop (what runs after it goes in the steady-state or rare section; what runs in both of two
+# runs of each benchmark variant outside the app's calls, in the first text window); ~3 min, on a quiet host. Run it after changes to what runs at load, at start
 # or in a monitor: `cmake --build <dir> --target jankprobe-startup-order`, then rebuild.
 find_program(JP_VALGRIND valgrind)
 find_package(Python3 COMPONENTS Interpreter)
