@@ -36,7 +36,13 @@ JP_EXPORT void jankprobe_stop(void) {
   Plugin::Get().Stop();
   jp::hook::ReleaseStartOnlyText();
 }
-JP_EXPORT int jankprobe_export(const char* path, int format) { return Plugin::Get().Export(path, format); }
+// Export and status run code the steady state does not (JSON writing, the status of every monitor): the
+// order places it with the start-only text, so it is given back the same way once they return.
+JP_EXPORT int jankprobe_export(const char* path, int format) {
+  const int rc = Plugin::Get().Export(path, format);
+  jp::hook::ReleaseStartOnlyText();
+  return rc;
+}
 JP_EXPORT const char* jankprobe_last_error(void) { return Plugin::LastError().c_str(); }
 JP_EXPORT void jankprobe_set_report_listener(void (*fn)(const char*, void*), void* arg) {
   Plugin::Get().SetListener(fn, arg);
@@ -44,6 +50,7 @@ JP_EXPORT void jankprobe_set_report_listener(void (*fn)(const char*, void*), voi
 JP_EXPORT const char* jankprobe_status(void) {
   static thread_local std::string status;
   status = Plugin::Get().StatusJson();
+  jp::hook::ReleaseStartOnlyText();
   return status.c_str();
 }
 

@@ -28,8 +28,10 @@ hook::Event InputTracker::RecordOf(const FinishedEvent& d) const noexcept {
   e.args[0] = hook::EventArg::Int(key_fd_, id.fd);
   e.args[1] = hook::EventArg::Int(key_seq_, id.seq);
   // ns -> ms by multiplying by 1e-6 (the value may differ from the quotient in the last bit, far below the
-  // clock's own bound); kept from when this ran on the app's thread, so records stay bit-identical.
-  constexpr double kMsPerNs = 1e-6;
+  // clock's own bound); kept from when this ran on the app's thread, so records stay bit-identical. The
+  // factor is a member set by Enable, not a constant: a constant is loaded from .rodata, and this drain
+  // runs all the time, which kept the library's first segment resident after start had given it back.
+  const double kMsPerNs = ms_per_ns_;
   const uint64_t event_time = static_cast<uint64_t>(d.event_time_ns);
   e.args[2] = hook::EventArg::Double(
       key_dispatch_, d.read_ns > event_time ? static_cast<double>(d.read_ns - event_time) * kMsPerNs : 0.0);

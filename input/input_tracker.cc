@@ -95,6 +95,7 @@ void InputTracker::Enable(const Settings& s) {
     key_fd_ = tl->Intern("fd");
     key_seq_ = tl->Intern("seq");
     key_dispatch_ = tl->Intern("dispatch_ms");
+    ms_per_ns_ = 1e-6;  // RecordOf's factor (finished_records.cc: why it is not a constant)
     key_consume_ = tl->Intern("consume_ms");
     key_mode_ = tl->Intern("mode");
     value_fd_ = tl->Intern("fd");

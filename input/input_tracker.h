@@ -314,6 +314,7 @@ class InputTracker {
   uint16_t name_fd_timed_ = 0, key_fd_ = 0, key_seq_ = 0, key_dispatch_ = 0, key_consume_ = 0, key_mode_ = 0,
            value_fd_ = 0;
   uint16_t action_names_[kActionIndexCount] = {};
+  double ms_per_ns_ = 0;  // 1e-6 once enabled with a timeline: RecordOf's ns -> ms factor, read from here
   const hook::PluginContext* context_ = nullptr;
   std::atomic<uint64_t> anr_ns_{5000000000};
   std::string fence_note_;  // control path only

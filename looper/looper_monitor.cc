@@ -88,6 +88,8 @@ class LooperMonitor : public hook::MonitorImpl {
     w.Field("poll_folded_gaps", c.poll_folded_gaps);
     w.Field("ticker_resumes", c.ticker_resumes);
     w.Field("poll_rearms", c.poll_rearms);
+    w.Field("poll_check_arms", c.poll_check_arms);
+    w.Field("poll_checks", c.poll_checks);
     // The poll source times gaps with the process event clock: which counter, or why clock_gettime.
     if (source_ == "poll") {
       w.Key("clock");
@@ -183,11 +185,13 @@ class LooperMonitor : public hook::MonitorImpl {
     std::lock_guard<std::mutex> lock(mu_);
     if (source_ == "printer") printer_state_ = "off";
     source_ = "off";
+    source_kind_ = SourceKind::kOff;
   }
 
   void SetSource(const std::string& source, const std::string& reason) {
     std::lock_guard<std::mutex> lock(mu_);
     source_ = source;
+    source_kind_ = source == "poll" ? SourceKind::kPoll : source == "printer" ? SourceKind::kPrinter : SourceKind::kOff;
     source_reason_ = reason;
   }
 
@@ -235,11 +239,11 @@ class LooperMonitor : public hook::MonitorImpl {
   void Check() {
     std::unique_lock<std::mutex> source_lock(source_mu_, std::try_to_lock);
     if (!source_lock.owns_lock()) return;  // a switch is in progress; the next period checks
-    if (source_ == "poll") {
+    if (source_kind_ == SourceKind::kPoll) {
       DrainPollSource();
       return;
     }
-    if (source_ != "printer") return;
+    if (source_kind_ != SourceKind::kPrinter) return;
     std::string why;
     JNIEnv* env = jni::AttachedEnv(jni::Vm(), "jankprobe-watchdog", &why);
     if (!env) {
@@ -280,6 +284,11 @@ class LooperMonitor : public hook::MonitorImpl {
 
   mutable std::mutex mu_;  // the status strings and counters below (written by the check, read by status)
   std::string source_ = "off";  // "poll", "printer" or "off" (written under source_mu_ and mu_)
+  // The same as a number, for the watchdog's periodic Check(): comparing source_ with a literal there read
+  // the literal from .rodata, which kept the library's first segment resident after start had given it
+  // back (hook/text_release.h). Written with source_.
+  enum class SourceKind : uint8_t { kOff, kPoll, kPrinter };
+  SourceKind source_kind_ = SourceKind::kOff;
   std::string source_reason_;
   std::string source_error_;
   std::string printer_state_ = "off";
