@@ -1,6 +1,7 @@
 #include "looper/pending_messages.h"
 
 #include "hook/clock.h"
+#include "hook/jni/java_stack_release.h"
 #include "hook/jni/jni_refs.h"
 #include "hook/jni/jni_util.h"
 
@@ -50,6 +51,7 @@ PendingSnapshot ReadPendingMessages(JNIEnv* env) {
     if (p.why.empty()) p.why = "cannot lock the MessageQueue";
     return p;
   }
+  jni::NoteJavaFramesRan();  // on the watchdog: its loop gives back the stack Java frames leave resident
   now_ms = env->CallStaticLongMethod(q.system_clock, q.uptime_millis);
   bool failed = jni::TakeException(env, "SystemClock.uptimeMillis", &p.why);
   jobject m = failed ? nullptr : env->GetObjectField(queue, refs.queue_messages);

@@ -63,6 +63,7 @@
 #include "hook/clock.h"
 #include "hook/event_clock.h"
 #include "hook/in_flight_gate.h"
+#include "hook/jni/java_stack_release.h"
 #include "hook/jni/jni_refs.h"
 #include "hook/jni/jni_util.h"
 #include "jankprobe/plt.h"
@@ -660,6 +661,7 @@ void OnPollResume(const hook::DeadlineFired&, void*) {
   std::string why;
   JNIEnv* env = jni::AttachedEnv(jni::Vm(), "jankprobe-watchdog", &why);
   if (!env) return;
+  jni::NoteJavaFramesRan();  // the watchdog gives back the stack this Java call leaves resident (its loop)
   env->CallStaticVoidMethod(refs.ticker, refs.ticker_resume_from_native);
   if (!jni::TakeException(env, "FrameTicker.resumeFromNative", nullptr)) g.ticker_resumes.fetch_add(1);
 }
