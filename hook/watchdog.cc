@@ -272,12 +272,6 @@ uint64_t Watchdog::RunPeriodic(uint64_t now) {
   return nearest;
 }
 
-// Here, at the loop's shallowest point: the callbacks that ran Java frames (the attach, a lag's Java stack,
-// a barrier removal) have returned, and what HotSpot's stack banging left resident below them goes back.
-namespace {
-__attribute__((always_inline)) inline void ReleaseStackAfterJava() { jni::ReleaseStackIfJavaRan(); }
-}  // namespace
-
 void Watchdog::Loop() {
   pthread_setname_np(pthread_self(), "jp-watchdog");
   tid_.store(Gettid(), std::memory_order_release);
@@ -289,7 +283,10 @@ void Watchdog::Loop() {
     const uint64_t now = MonotonicNs();
     const uint64_t deadline = FireDue(now);
     const uint64_t periodic = RunPeriodic(now);
-    ReleaseStackAfterJava();
+    // Here, at the loop's shallowest point: the callbacks that ran Java frames (the attach, a lag's Java
+    // stack, a barrier removal) have returned, and what HotSpot's stack banging left resident below them
+    // goes back (hook/jni/java_stack_release.h).
+    jni::ReleaseStackIfJavaRan();
     const uint64_t nearest = deadline < periodic ? deadline : periodic;
     if (nearest != kNever && nearest <= MonotonicNs()) continue;  // came due while callbacks ran
     planned_wake_ns_.store(nearest, std::memory_order_seq_cst);

@@ -572,8 +572,7 @@ LooperCounters TimingCounters() {
   c.janky_frames = g.janky_frames.load(std::memory_order_relaxed);
   c.refresh_ms = static_cast<double>(g.refresh_ns.load(std::memory_order_relaxed)) / 1e6;
   c.poll_ring_full = g.poll_ring_full.load(std::memory_order_relaxed);
-  // Derived, not counted per gap on the main thread: every timed gap was pushed or took the full path.
-  c.poll_gaps = g.ring_head.load(std::memory_order_acquire) + c.poll_ring_full;
+  c.poll_gaps = PollGapsEnded();
   c.messages += c.poll_gaps;
   c.ticker_resumes = g.ticker_resumes.load(std::memory_order_relaxed);
   c.poll_rearms = g.poll_rearms.load(std::memory_order_relaxed);

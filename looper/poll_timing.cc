@@ -516,11 +516,6 @@ void* const kProxies[kHookCount] = {reinterpret_cast<void*>(&ProxyWait<0>),
 
 // ---- watchdog side ----
 
-// Gaps ended so far: pushed into the ring, or appended by the main thread itself when it was full.
-inline uint64_t GapsEnded() {
-  return g.ring_head.load(std::memory_order_acquire) + g.poll_ring_full.load(std::memory_order_relaxed);
-}
-
 // The lazily armed deadline goes on (the caller's deadline has just fired, so none of this chain is
 // outstanding): to the running gap (a sample now if it is old enough, else a check at its start +
 // sample_after_ms); when the main thread waits, to now + sample_after_ms if it ended a gap since the
@@ -536,7 +531,7 @@ void ContinueChecks(const hook::PluginContext* ctx) {
     const uint64_t now = WatchdogGapClockNs();
     const uint64_t start = PollRunning().load(std::memory_order_seq_cst);
     const uint64_t after = g.sample_after_ns.load(std::memory_order_relaxed);
-    const uint64_t ended = GapsEnded();
+    const uint64_t ended = PollGapsEnded();
     const bool worked = g.poll_check_seen.exchange(ended, std::memory_order_relaxed) != ended;
     if (start != 0) {
       const uint64_t due = start + after;

@@ -155,6 +155,13 @@ struct Timing {
 };
 extern Timing g;  // JP_CONSTINIT (dispatch_timing.cc)
 
+// Poll gaps timed so far: each one was pushed into the ring (ring_head) or, with the ring full, appended by
+// the main thread itself (poll_ring_full). Not counted per gap on the main thread: status (LooperCounters'
+// poll_gaps) and the sampling check chain (whether the thread worked since its last look) derive it here.
+inline uint64_t PollGapsEnded() {
+  return g.ring_head.load(std::memory_order_acquire) + g.poll_ring_full.load(std::memory_order_relaxed);
+}
+
 // The poll source's gap in progress: its start on the gaps' clock, which is also its identity (the sampling
 // deadlines carry its low 48 bits, the drain matches a sampled gap by it), with bit 0 saying whether an
 // idle pass may take it as its start (jni::kGapNotAnIdleStart); 0 while the main thread waits in epoll or
