@@ -16,7 +16,14 @@
 //   file pages; extra_rss_after_stop_kb is the same once JankProbe.stop() returned (what stays behind).
 //
 // Flags (before the benchmark's own): --seconds=S (measured window per run, default 4), --warmup=S
-// (default 1), --rounds=N (default 5). Every run's figures are printed to stderr.
+// (default 1), --rounds=N (default 5). Every run's figures are printed to stderr, and after the rounds a
+// spread line per variant: each round's extra RSS sorted, the median, how many rounds "all" stayed under
+// the 512 KB target, and the host's 1-minute load average before and after (a claim about a few tens of
+// KB needs a quiet host: the anonymous part alone moves +-100 KB between rounds).
+// --history=FILE appends this invocation's per-round figures to FILE (one line per variant) and prints
+// the spread over every invocation in it: the median of each invocation, their median, min and max, and
+// how many invocations' medians were under the target, so that a claim rests on several invocations
+// (>= 5) rather than on one. Nothing it prints changes what a run measures.
 //
 // BM_DemoAppAB, the finer CPU figure: whole processes differ by milliseconds per second of CPU on a shared
 // host (JIT, heap, cache neighbours), far above a 10 us/s target. So per monitor variant ONE process runs
@@ -36,9 +43,12 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -74,6 +84,9 @@ constexpr size_t kVariantCount = sizeof kVariants / sizeof kVariants[0];
 
 double g_seconds = 4, g_warmup = 1;
 int g_rounds = 5;
+std::string g_history;                       // --history=FILE: per-invocation figures appended and summed up
+constexpr double kTargetExtraRssKb = 512;    // issue 7: the process's extra resident memory, "all"
+double g_load_before = -1, g_load_after = -1;  // the host's 1-minute load average around the rounds
 double g_ab_slices = 24, g_slice_ms = 1000, g_settle_ms = 700;
 
 double Field(const std::string& json, const char* key) {
@@ -113,6 +126,21 @@ RunFigures RunApp(const Variant& v) {
   return f;
 }
 
+// The host's 1-minute load average (-1 when it cannot be read): printed beside the spread, since the
+// figures are only as quiet as the host.
+double LoadAverage1() {
+  double load = -1;
+  FILE* f = std::fopen("/proc/loadavg", "r");
+  if (f) {
+    if (std::fscanf(f, "%lf", &load) != 1) load = -1;
+    std::fclose(f);
+  }
+  return load;
+}
+
+double Quantile(std::vector<double> v, double q);
+void ReportSpread(const std::vector<std::vector<RunFigures>>& rounds);
+
 // rounds[r][v]: every variant's run in round r. Run once, on the first benchmark that needs them.
 std::vector<std::vector<RunFigures>>* g_rounds_data = nullptr;
 std::string g_failure;
@@ -120,6 +148,7 @@ std::string g_failure;
 const std::vector<std::vector<RunFigures>>& Rounds() {
   if (g_rounds_data) return *g_rounds_data;
   g_rounds_data = new std::vector<std::vector<RunFigures>>();
+  g_load_before = LoadAverage1();
   for (int r = 0; r < g_rounds && g_failure.empty(); ++r) {
     std::vector<RunFigures> round;
     for (const Variant& v : kVariants) {
@@ -137,6 +166,8 @@ const std::vector<std::vector<RunFigures>>& Rounds() {
     }
     if (g_failure.empty()) g_rounds_data->push_back(round);
   }
+  g_load_after = LoadAverage1();
+  if (g_failure.empty() && !g_rounds_data->empty()) ReportSpread(*g_rounds_data);
   return *g_rounds_data;
 }
 
@@ -146,6 +177,131 @@ double Quantile(std::vector<double> v, double q) {
   const size_t lo = static_cast<size_t>(pos);
   const size_t hi = std::min(lo + 1, v.size() - 1);
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+// Extra resident memory (variant minus the same round's off run) of every round, KB: total, anon, file.
+struct ExtraRss {
+  std::vector<double> rss, anon, file;
+};
+
+ExtraRss ExtraRssOf(const std::vector<std::vector<RunFigures>>& rounds, size_t vi) {
+  ExtraRss e;
+  for (const auto& round : rounds) {
+    e.rss.push_back(round[vi].rss_growth_kb - round[0].rss_growth_kb);
+    e.anon.push_back(round[vi].anon_growth_kb - round[0].anon_growth_kb);
+    e.file.push_back(round[vi].file_growth_kb - round[0].file_growth_kb);
+  }
+  return e;
+}
+
+std::string Joined(std::vector<double> v, bool sorted) {
+  if (sorted) std::sort(v.begin(), v.end());
+  std::string out;
+  char buf[32];
+  for (double x : v) {
+    std::snprintf(buf, sizeof buf, "%s%.0f", out.empty() ? "" : ",", x);
+    out += buf;
+  }
+  return out;
+}
+
+// Parses "a,b,c" (as Joined writes it) into numbers; false if anything else is there.
+bool ParseList(const char* text, std::vector<double>* out) {
+  out->clear();
+  const char* p = text;
+  for (;;) {
+    char* end = nullptr;
+    const double x = std::strtod(p, &end);
+    if (end == p) return false;
+    out->push_back(x);
+    if (*end != ',') return true;
+    p = end + 1;
+  }
+}
+
+// The history file's line per variant and invocation:
+//   demo_bench <unix time> load <before> <after> rounds <n> variant <name> rss <r,...> anon <a,...> file <f,...>
+struct HistoryLine {
+  double time = 0, load_before = -1, load_after = -1;
+  std::string variant;
+  ExtraRss extra;
+};
+
+bool ParseHistoryLine(const std::string& line, HistoryLine* h) {
+  char variant[32], rss[1024], anon[1024], file[1024];
+  int n = 0;
+  if (std::sscanf(line.c_str(), "demo_bench %lf load %lf %lf rounds %d variant %31s rss %1023s anon %1023s file %1023s",
+                  &h->time, &h->load_before, &h->load_after, &n, variant, rss, anon, file) != 8) {
+    return false;
+  }
+  h->variant = variant;
+  return ParseList(rss, &h->extra.rss) && ParseList(anon, &h->extra.anon) && ParseList(file, &h->extra.file) &&
+         static_cast<int>(h->extra.rss.size()) == n;
+}
+
+// After the rounds: the spread of this invocation per variant, then (--history) over all invocations.
+void ReportSpread(const std::vector<std::vector<RunFigures>>& rounds) {
+  std::fprintf(stderr, "extra RSS per round (variant - off, KB, sorted), host load %.2f -> %.2f:\n", g_load_before,
+               g_load_after);
+  for (size_t vi = 1; vi < kVariantCount; ++vi) {
+    const ExtraRss e = ExtraRssOf(rounds, vi);
+    const double median = Quantile(e.rss, 0.5);
+    std::fprintf(stderr, "  %-8s median %+5.0f [%s] (anon median %+.0f, file median %+.0f)", kVariants[vi].name,
+                 median, Joined(e.rss, true).c_str(), Quantile(e.anon, 0.5), Quantile(e.file, 0.5));
+    if (std::strcmp(kVariants[vi].name, "all") == 0) {
+      const long under = std::count_if(e.rss.begin(), e.rss.end(), [](double x) { return x < kTargetExtraRssKb; });
+      std::fprintf(stderr, ", under %.0f KB in %ld of %zu rounds", kTargetExtraRssKb, under, e.rss.size());
+    }
+    std::fprintf(stderr, "\n");
+  }
+  if (g_history.empty()) return;
+  FILE* out = std::fopen(g_history.c_str(), "a");
+  if (!out) {
+    std::fprintf(stderr, "cannot append to --history file %s: %s\n", g_history.c_str(), std::strerror(errno));
+    return;
+  }
+  for (size_t vi = 1; vi < kVariantCount; ++vi) {
+    const ExtraRss e = ExtraRssOf(rounds, vi);
+    std::fprintf(out, "demo_bench %.0f load %.2f %.2f rounds %zu variant %s rss %s anon %s file %s\n",
+                 static_cast<double>(std::time(nullptr)), g_load_before, g_load_after, rounds.size(), kVariants[vi].name,
+                 Joined(e.rss, false).c_str(), Joined(e.anon, false).c_str(), Joined(e.file, false).c_str());
+  }
+  std::fclose(out);
+  // Every invocation in the file, this one included: per variant the median of each, in file order.
+  std::map<std::string, std::vector<HistoryLine>> by_variant;
+  std::ifstream in(g_history);
+  std::string line;
+  size_t unreadable = 0;
+  while (std::getline(in, line)) {
+    HistoryLine h;
+    if (ParseHistoryLine(line, &h)) {
+      by_variant[h.variant].push_back(h);
+    } else if (!line.empty()) {
+      ++unreadable;
+    }
+  }
+  std::fprintf(stderr, "over the invocations in %s (each one's median extra RSS, KB, in order%s):\n", g_history.c_str(),
+               unreadable ? "; some lines unreadable" : "");
+  for (size_t vi = 1; vi < kVariantCount; ++vi) {
+    const auto it = by_variant.find(kVariants[vi].name);
+    if (it == by_variant.end()) continue;
+    std::vector<double> medians, anon_medians, loads;
+    for (const HistoryLine& h : it->second) {
+      medians.push_back(Quantile(h.extra.rss, 0.5));
+      anon_medians.push_back(Quantile(h.extra.anon, 0.5));
+      loads.push_back(std::max(h.load_before, h.load_after));
+    }
+    std::fprintf(stderr, "  %-8s %zu invocations: median of medians %+5.0f [min %+.0f, max %+.0f] (%s), anon %+.0f",
+                 kVariants[vi].name, medians.size(), Quantile(medians, 0.5),
+                 *std::min_element(medians.begin(), medians.end()), *std::max_element(medians.begin(), medians.end()),
+                 Joined(medians, false).c_str(), Quantile(anon_medians, 0.5));
+    if (std::strcmp(kVariants[vi].name, "all") == 0) {
+      const long under =
+          std::count_if(medians.begin(), medians.end(), [](double x) { return x < kTargetExtraRssKb; });
+      std::fprintf(stderr, ", under %.0f KB in %ld of %zu", kTargetExtraRssKb, under, medians.size());
+    }
+    std::fprintf(stderr, ", highest host load %.2f\n", *std::max_element(loads.begin(), loads.end()));
+  }
 }
 
 void BM_DemoAppOverhead(benchmark::State& state) {
@@ -180,10 +336,13 @@ void BM_DemoAppOverhead(benchmark::State& state) {
     state.counters["extra_rss_min"] = *std::min_element(extra_rss.begin(), extra_rss.end());
     state.counters["extra_rss_max"] = *std::max_element(extra_rss.begin(), extra_rss.end());
     state.counters["extra_anon_kb"] = Quantile(extra_anon, 0.5);
+    state.counters["extra_anon_min"] = *std::min_element(extra_anon.begin(), extra_anon.end());
+    state.counters["extra_anon_max"] = *std::max_element(extra_anon.begin(), extra_anon.end());
     state.counters["extra_file_kb"] = Quantile(extra_file, 0.5);
     state.counters["extra_rss_after_stop_kb"] = Quantile(extra_after_stop, 0.5);
   }
   state.counters["rounds"] = static_cast<double>(rounds.size());
+  state.counters["host_load"] = std::max(g_load_before, g_load_after);
 }
 // One row per variant; the runs themselves happen once, in rounds (see Rounds()).
 BENCHMARK(BM_DemoAppOverhead)->DenseRange(0, kVariantCount - 1)->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
@@ -335,6 +494,8 @@ int main(int argc, char** argv) {
       g_warmup = v >= 0 ? v : g_warmup;
     } else if (i > 0 && TakeFlag(argv[i], "--rounds", &v)) {
       g_rounds = v >= 1 ? static_cast<int>(v) : g_rounds;
+    } else if (i > 0 && std::strncmp(argv[i], "--history=", 10) == 0) {
+      g_history = argv[i] + 10;
     } else if (i > 0 && TakeFlag(argv[i], "--ab-slices", &v)) {
       g_ab_slices = v >= 4 ? v : g_ab_slices;
     } else if (i > 0 && TakeFlag(argv[i], "--slice-ms", &v)) {
