@@ -141,6 +141,43 @@ class alignas(64) EventClock {
     return NowNs();
   }
 
+  // A copy of the anchor kept by one thread for itself (NowNsFrom), where that thread keeps the words it
+  // touches anyway: the looper's main thread reads the clock at every wake from epoll, with cold caches,
+  // and the process clock's line was a miss of its own there (it is written by every re-anchor, read by
+  // the input proxies too). Plain words: one thread reads and writes its copy; another may reset it
+  // (limit = 0) only while that thread is known to be out of its reads (the poll source: its gate closed
+  // and drained). Constant-initialised; limit 0: no anchor copied (the next read copies one).
+  struct Anchor {
+    uint64_t counter = 0;
+    uint64_t ns = 0;
+    uint64_t mult = 0;
+    uint64_t limit = 0;  // ticks past `counter` this copy may be extrapolated (the anchor's own limit)
+  };
+
+  // Hot path for the thread that owns *copy: the value NowNs() gives from the same anchor, so within
+  // kBoundNs of clock_gettime on the same terms (an anchor is only ever extrapolated less than its span,
+  // whichever thread does it: the span's 500 ppm slew bound holds for a copy as for the original). Once the
+  // copy is used up (or empty, or the counter is behind it after a migration or resume) the process clock
+  // is read (NowNs: it may re-anchor, or be clock_gettime) and its anchor copied (CopyAnchor: about once
+  // per kReanchorNs while the thread works, once per wake after a wait longer than that; inline, so that
+  // it adds no function outside the ordered text, lib/startup_order.ld: a cold branch of its callers).
+  // One difference from NowNs(): a fall-back to clock_gettime (an anchor found off by more than the bound
+  // at a re-anchor) reaches a copy when it is used up, at most kReanchorNs later, not at once; NowNs()
+  // readers had used the same bad anchor until that re-anchor checked it, so the copy extends their
+  // exposure by at most one span. Reading a copy never writes the process clock's line.
+  uint64_t NowNsFrom(Anchor* copy) noexcept {
+#if JP_EVENT_CLOCK_HAS_COUNTER
+    const uint64_t d = ReadCounter() - copy->counter;
+    if (d < copy->limit) {
+      return copy->ns + static_cast<uint64_t>((static_cast<unsigned __int128>(d) * copy->mult) >> kShift);
+    }
+    return CopyAnchor(NowNs(), copy);  // NowNs first: it re-anchors if the process anchor is used up
+#else
+    (void)copy;
+    return MonotonicNs();
+#endif
+  }
+
   // "tsc", "cntvct" or "clock_gettime".
   const char* source() const noexcept;
   // Why the clock is clock_gettime ("" while it reads the counter). Control path.
@@ -183,6 +220,22 @@ class alignas(64) EventClock {
   // A (counter, clock_gettime) pair taken close together; false if the thread was interrupted between.
   static bool TakeSample(Sample* out) noexcept;
   __attribute__((noinline)) uint64_t Slow() noexcept;
+#if JP_EVENT_CLOCK_HAS_COUNTER
+  // NowNsFrom's refill, after its NowNs() read `now`: the anchor that read used or made (or a newer one),
+  // copied whole (a seqlock read) or not at all (a re-anchor in progress on another thread: limit 0, the
+  // next read tries again). Returns now.
+  uint64_t CopyAnchor(uint64_t now, Anchor* copy) noexcept {
+    const uint32_t s = seq_.load(std::memory_order_acquire);
+    copy->counter = base_counter_.load(std::memory_order_relaxed);
+    copy->ns = base_ns_.load(std::memory_order_relaxed);
+    copy->mult = mult_.load(std::memory_order_relaxed);
+    const uint64_t limit = limit_ticks_.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    // limit_ticks_ is 0 while the counter is not in use: such a copy holds nothing either.
+    copy->limit = (s & 1) == 0 && seq_.load(std::memory_order_relaxed) == s ? limit : 0;
+    return now;
+  }
+#endif
   void FallBack(Fallback why, uint64_t value) noexcept;
 
   std::atomic<bool> counter_{false};

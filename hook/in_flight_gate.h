@@ -18,6 +18,8 @@
 #ifndef JANKPROBE_HOOK_IN_FLIGHT_GATE_H_
 #define JANKPROBE_HOOK_IN_FLIGHT_GATE_H_
 
+#include <time.h>
+
 #include <atomic>
 #include <cstdint>
 
@@ -134,6 +136,58 @@ class InFlightGate {
   std::atomic<uint64_t> owner_words_[kOwnerWords] = {};
 };
 static_assert(sizeof(InFlightGate) == 3 * 64, "the owner's words, fence and flag fit in the owner's line");
+
+// The owner's side of InFlightGate alone, for a caller that only ever enters as the owner and knows it
+// without asking (the looper's poll source: only the main thread, admitted by its thread pointer before it
+// gets here), with its own fence and flag: no owner tid, no other threads' count, the fence held in place
+// (no pointer to load). So the whole gate is one line, and the caller's per-event words (OwnerWords, up to
+// 32 bytes, constant-initialisable) end it: an owner entering after a wait misses once for the gate and its
+// state together. The protocol is InFlightGate's: EnterOwner stores the depth, runs the fence's light side,
+// then reads the flag; Close() stores the flag (seq_cst) and Drain() runs the heavy side, then waits for
+// the depth to fall to 0. Constant-initialised and all zero: the storage costs nothing at load (.bss).
+template <typename OwnerWords>
+class alignas(64) OwnerOnlyGate {
+ public:
+  constexpr OwnerOnlyGate() = default;
+  OwnerOnlyGate(const OwnerOnlyGate&) = delete;
+  OwnerOnlyGate& operator=(const OwnerOnlyGate&) = delete;
+
+  AsymmetricFence& fence() noexcept { return fence_; }
+  OwnerWords& owner_words() noexcept { return owner_words_; }
+  // Control path: the flag; Close(), then Drain().
+  void Open() noexcept { enabled_.store(true, std::memory_order_seq_cst); }
+  void Close() noexcept { enabled_.store(false, std::memory_order_seq_cst); }
+  constexpr const std::atomic<bool>& own_flag() const noexcept { return enabled_; }
+
+  // Hot path, the owner thread only: returns whether the flag was up after entering (the caller may touch
+  // the guarded state). LeaveOwner must follow, open or not. A nested entry (a signal handler on the owner
+  // that enters too) restores the depth before the outer one goes on.
+  bool EnterOwner() noexcept {
+    owner_depth_.store(owner_depth_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    fence_.Light();
+    return enabled_.load(std::memory_order_acquire);
+  }
+  void LeaveOwner() noexcept {
+    owner_depth_.store(owner_depth_.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+  }
+
+  // Control path, after Close(): returns once the owner, if it may have seen the flag up, has left.
+  void Drain() noexcept {
+    fence_.Heavy();
+    while (owner_depth_.load(std::memory_order_seq_cst) != 0) {  // whoever got in is short: no blocking inside
+      timespec ts{0, 100000};
+      nanosleep(&ts, nullptr);
+    }
+  }
+
+ private:
+  std::atomic<uint32_t> owner_depth_{0};  // written by the owner only
+  std::atomic<bool> enabled_{false};
+  AsymmetricFence fence_;
+  OwnerWords owner_words_{};
+
+  static_assert(sizeof(OwnerWords) <= 32 && alignof(OwnerWords) <= 8, "the owner's words end the gate's one line");
+};
 
 }  // namespace jp::hook
 

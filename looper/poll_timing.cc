@@ -7,7 +7,8 @@
 //
 // Main thread, per gap (the proxies below): a thread-pointer compare first (other loopers wait in the same
 // library), one read of the process event clock at each edge (hook/event_clock.h: the CPU counter scaled
-// to CLOCK_MONOTONIC, within 50 us of it; the input monitor stamps with the same clock), the running gap
+// to CLOCK_MONOTONIC, within 50 us of it; the input monitor stamps with the same clock; the main thread
+// scales with its own copy of the clock's anchor, kept beside its other per-gap words), the running gap
 // published in one atomic (its start; the idle wrapper reads the same word, jni::IdleWords::gap_start),
 // and the finished gap pushed into a single-producer ring (start and wall). No JNI, no allocation, no
 // lock, no locked instruction, no syscall; counters, lag checks and records are the watchdog's (see "main
@@ -92,57 +93,62 @@ std::atomic<uint32_t> g_resolve_tid{0};     // while the pthread is not known: t
 // Resolve mode only: whether this thread was found to be another one (one gettid per thread, ever).
 thread_local bool t_not_main = false;
 
-// Everything of this file the main thread touches per gap, packed: it wakes from epoll hundreds of times a
-// second with cold caches, and every distinct line its first instructions touch is a miss (in situ, perf
-// annotate of MainSlowAfter, the gap start after a wait: the misses on the gate's depth, on the flag it
-// pointed to and on the fence were nearly all its cost; with the per-gap words in the next line, that line
-// missed again). So: the gate's owner line holds its depth, its own fence, its own `enabled` flag (no
-// pointer chase) and, in its owner words, the gap's start and the armed flag (all a wake's gap start reads
-// of this file); the line after it the words the proxies and a gap's end read (the main thread's pointer,
-// the ring's room, the slow threshold); then the previous-target caches (their first entries are what the
-// proxies read); all inside one 512-byte block (one page). The watchdog writes here rarely (armed: once per
-// sampling deadline; the gate's shared count: never for this gate).
-struct alignas(512) PollHot {
-  // Lets StopPollSource wait until the main thread is out of the timing, with no locked instruction on the
-  // main thread: the gate's owner side (a depth word only the main thread writes, and the fence's light
-  // half between it and the gate's own flag, which is the source's on/off flag (PollActive); membarrier on
-  // the stopping side, full fences where membarrier is not available), entered through EnterOwner: only
-  // the thread OnMainThread admitted gets that far. Its owner words: GapStart() and Armed() below.
-  hook::InFlightGate gate;
-  // The looper thread's thread pointer, learnt by its first call through a proxy (0: not yet). Comparing
-  // the thread pointer register is one instruction; pthread_self() is a call into libc on every epoll wait
-  // of every thread of the library.
-  std::atomic<uintptr_t> main_tp{0};
-  // Main thread only (inside the mark while the source is active; StopPollSource once it drained the
-  // mark): the ring has room below this head: the tail last read + kPollRing (the tail only grows, so an
-  // old value is only ever too small: the tail is read again when the head reaches it).
-  uint64_t ring_end = 0;
-  // g.ring_head's copy, same rules as ring_end: the main thread is the head's only writer, so it reads its
-  // own copy here and only stores g's (release: the drain and the status read it). A load of g's line
-  // after a wait was a miss of its own (perf annotate of AfterLook); the store does not wait for it.
-  uint64_t ring_head = 0;
-  // A gap at least this long takes EndGapSlow: g.poll_slow_ns's copy for the main thread (both written by
-  // RefreshPollSlowThreshold; the status and tests read g's).
-  std::atomic<uint64_t> slow_ns{0};
-  // The previous target per proxy, cached for the first call sites (return addresses) the main thread asks
-  // from after StartPollSource (plt/prev_cache.h: what it saves, and its rules with the install). It does
-  // not depend on the thread: every Looper in the library waits from the same call site, so other threads
-  // use the main thread's entry too (Find: acquire, the target stored before the address). Only the main
-  // thread fills it (MainSlowBefore), so that other threads' call sites never take the entries the main
-  // thread's need; another thread whose call site is not cached asks the engine (PrevFor).
-  alignas(64) plt::PrevCache prev_cache[kHookCount];
-};
-PollHot g_hot;
-static_assert(offsetof(PollHot, main_tp) % 64 == 0 && offsetof(PollHot, slow_ns) < offsetof(PollHot, main_tp) + 64,
-              "the proxies' and a gap end's words share the line after the gate's owner line");
-static_assert(sizeof(PollHot) <= 512, "one block: one page");
+// Everything the main thread touches per gap, packed: it wakes from epoll hundreds of times a second with
+// cold caches, and every distinct line its first instructions touch is a miss (in situ, perf annotate of
+// MainSlowAfter, the gap start after a wait: the misses on the gate's depth, on the flag it pointed to and
+// on the fence were nearly all its cost; with the per-gap words in the next line, that line missed again;
+// the gap word shared with the idle wrapper and the event clock's anchor were a line each more). So the
+// data a wake reads is one 128-byte pair of lines, jni::g_main_gap (hook/jni/jni_refs.h, MainGapBlock;
+// in hook/ because the idle monitor needs its words without this file):
+// - the gate's line (hook::OwnerOnlyGate: the owner's side of an InFlightGate alone): its depth, its
+//   fence, its `enabled` flag (PollActive) and, as its owner words, the idle words: the one gap word
+//   (PollRunning(): this file's gap start, the watchdog's and the idle wrapper's), the armed flag
+//   (Armed()), the idle call's start;
+// - the line after it (the pair's other half): the words the proxies and a gap's end read (the main
+//   thread's pointer, the ring's room and head, the slow threshold) and the main thread's copy of the
+//   event clock's anchor (MainGapClockNs: the process clock's own line is read about once per 50 ms).
+// The previous-target caches are in a line of their own (g_prev_cache; their first entries are what the
+// proxies read). The watchdog writes here rarely (armed: once per sampling deadline; the gate's shared
+// count: never for this gate).
+//
+// The gate lets StopPollSource wait until the main thread is out of the timing, with no locked instruction
+// on the main thread: a depth word only the main thread writes, and the fence's light half between it and
+// the gate's flag, which is the source's on/off flag (PollActive); membarrier on the stopping side, full
+// fences where membarrier is not available. Only the thread OnMainThread admitted gets that far.
+inline hook::OwnerOnlyGate<jni::IdleWords>& Gate() { return jni::g_main_gap.gate; }
+// The looper thread's thread pointer, learnt by its first call through a proxy (0: not yet). Comparing the
+// thread pointer register is one instruction; pthread_self() is a call into libc on every epoll wait of
+// every thread of the library.
+inline std::atomic<uint64_t>& MainTp() { return jni::g_main_gap.poll_words[0]; }
+// Main thread only (inside the mark while the source is active; StopPollSource once it drained the mark;
+// relaxed loads and stores, plain ones in the code): the ring has room below this head: the tail last read
+// + kPollRing (the tail only grows, so an old value is only ever too small: the tail is read again when
+// the head reaches it).
+inline std::atomic<uint64_t>& RingEnd() { return jni::g_main_gap.poll_words[1]; }
+// g.ring_head's copy, same rules as RingEnd: the main thread is the head's only writer, so it reads its
+// own copy here and only stores g's (release: the drain and the status read it). A load of g's line after
+// a wait was a miss of its own (perf annotate of AfterLook); the store does not wait for it.
+inline std::atomic<uint64_t>& RingHead() { return jni::g_main_gap.poll_words[2]; }
+// A gap at least this long takes EndGapSlow: g.poll_slow_ns's copy for the main thread (both written by
+// RefreshPollSlowThreshold; the status and tests read g's).
+inline std::atomic<uint64_t>& SlowNs() { return jni::g_main_gap.poll_words[3]; }
 
-// The gap in progress (0: none; PollRunning() holds the same): the main thread's, inside the mark while
-// the source is active, and StopPollSource's once it drained the mark. An owner word: relaxed loads and
-// stores, plain ones in the code.
-inline std::atomic<uint64_t>& GapStart() { return g_hot.gate.owner_word(0); }
+// The previous target per proxy, cached for the first call sites (return addresses) the main thread asks
+// from after StartPollSource (plt/prev_cache.h: what it saves, and its rules with the install). It does
+// not depend on the thread: every Looper in the library waits from the same call site, so other threads
+// use the main thread's entry too (Find: acquire, the target stored before the address). Only the main
+// thread fills it (MainSlowBefore), so that other threads' call sites never take the entries the main
+// thread's need; another thread whose call site is not cached asks the engine (PrevFor).
+struct alignas(64) PollPrevCaches {
+  plt::PrevCache prev_cache[kHookCount];
+};
+PollPrevCaches g_hot;
+
+// The gap in progress: PollRunning() (timing_state.h), the gap word of the idle words; 0: none. The
+// main thread's, inside the mark while the source is active, and StopPollSource's once it drained the
+// mark: the main thread reads its gap's start from it (one word, one store per gap start).
 // A check or sample deadline is outstanding (0 or 1; the main thread arms the first, the watchdog the rest).
-inline std::atomic<uint64_t>& Armed() { return g_hot.gate.owner_word(1); }
+inline std::atomic<uint64_t>& Armed() { return jni::IdleSharedWords().poll_armed; }
 
 // The cheap check every proxy call makes first. Only when the source was started off the main thread
 // (a remote flag switched it) is the main pthread learnt here, by its kernel tid, once per thread.
@@ -163,19 +169,19 @@ __attribute__((noinline)) bool OnMainThreadSlow(uintptr_t tp) {
   } else if (self != main) {
     return false;
   }
-  g_hot.main_tp.store(tp, std::memory_order_relaxed);
+  MainTp().store(tp, std::memory_order_relaxed);
   return true;
 }
 
 // The known main thread (false also while it is not known yet: OnMainThread then learns it).
 inline bool OnMainThreadFast() {
   // The thread pointer is never 0, so an unknown main thread (0) never compares equal.
-  return reinterpret_cast<uintptr_t>(__builtin_thread_pointer()) == g_hot.main_tp.load(std::memory_order_relaxed);
+  return reinterpret_cast<uintptr_t>(__builtin_thread_pointer()) == MainTp().load(std::memory_order_relaxed);
 }
 
 inline bool OnMainThread() {
   const uintptr_t tp = reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
-  const uintptr_t main_tp = g_hot.main_tp.load(std::memory_order_relaxed);
+  const uintptr_t main_tp = MainTp().load(std::memory_order_relaxed);
   if (main_tp != 0) return tp == main_tp;
   return OnMainThreadSlow(tp);
 }
@@ -187,6 +193,10 @@ uint64_t ThreadCpuNs() { return hook::ClockNs(CLOCK_THREAD_CPUTIME_ID); }
 // clock_gettime never shows up as a gap that started in the future. Deadlines stay on CLOCK_MONOTONIC:
 // there 50 us is far below their millisecond granularity.
 uint64_t GapClockNs() { return hook::ProcessEventClock().NowNs(); }
+// The main thread's reads (a gap's edges), from its copy of the anchor in its line (see the top; the
+// copy's terms: EventClock::NowNsFrom). Inside the mark only: StartPollSource empties the copy while the
+// source is off, so that a recalibrated clock (a test's options) is copied afresh.
+inline uint64_t MainGapClockNs() { return hook::ProcessEventClock().NowNsFrom(&jni::g_main_gap.poll_clock); }
 // The same clock where the watchdog reads it anyway (its checks, the periodic drain): it also re-anchors
 // the clock when the anchor is past half its span, so that the main thread, which reads it most often,
 // more often finds a fresh one at its first read after a wait (EventClock::NowNsRefreshingOlderThan).
@@ -205,8 +215,8 @@ void OnPollResume(const hook::DeadlineFired& fired, void*);
 // before the outer one goes on.
 class PollInside {
  public:
-  PollInside() : open_(g_hot.gate.EnterOwner()) {}
-  ~PollInside() { g_hot.gate.LeaveOwner(); }
+  PollInside() : open_(Gate().EnterOwner()) {}
+  ~PollInside() { Gate().LeaveOwner(); }
   // The source is active: the timing's state may be touched.
   bool open() const { return open_; }
 
@@ -309,8 +319,9 @@ class GapRecorder {
 // The rare part of a gap's end: out of line, so that the fast path stays small.
 __attribute__((noinline, cold)) void EndGapSlow(uint64_t start, uint64_t wall, uint64_t t1, uint64_t head) {
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
-  g_hot.ring_end = g.ring_tail.load(std::memory_order_acquire) + kPollRing;
-  if (head < g_hot.ring_end) {
+  const uint64_t ring_end = g.ring_tail.load(std::memory_order_acquire) + kPollRing;
+  RingEnd().store(ring_end, std::memory_order_relaxed);
+  if (head < ring_end) {
     const size_t i = head % kPollRing;
     uint64_t wall_word = wall;
     // Only gaps the sampler may have seen read the CPU clock (a sampled gap ran past sample_after_ms).
@@ -320,7 +331,7 @@ __attribute__((noinline, cold)) void EndGapSlow(uint64_t start, uint64_t wall, u
     }
     g.ring[i].start_ns = start;
     g.ring[i].wall_ns = wall_word;
-    g_hot.ring_head = head + 1;
+    RingHead().store(head + 1, std::memory_order_relaxed);
     g.ring_head.store(head + 1, std::memory_order_release);
   } else {
     g.poll_ring_full.store(g.poll_ring_full.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -340,19 +351,19 @@ __attribute__((noinline, cold)) void EndGapSlow(uint64_t start, uint64_t wall, u
   }
 }
 
-// The gap started at GapStart() ends at t1 (inside the mark, the source active).
+// The gap started at PollRunning() ends at t1 (inside the mark, the source active).
 inline void EndGap(uint64_t t1) {
-  const uint64_t start = GapStart().load(std::memory_order_relaxed);
+  const uint64_t start = PollRunning().load(std::memory_order_relaxed);
   if (start == 0) return;  // no gap: the first look after the source started
   const uint64_t wall = t1 - start;
-  const uint64_t head = g_hot.ring_head;  // this thread's copy: g.ring_head's line is not loaded
-  if (__builtin_expect(head < g_hot.ring_end && wall < g_hot.slow_ns.load(std::memory_order_relaxed), 1)) {
+  const uint64_t head = RingHead().load(std::memory_order_relaxed);  // this thread's copy: g.ring_head's line is not loaded
+  if (__builtin_expect(head < RingEnd().load(std::memory_order_relaxed) && wall < SlowNs().load(std::memory_order_relaxed), 1)) {
     // The drain reads a slot only below the head (release below), and this thread writes a slot only
     // once the tail (acquire, in EndGapSlow) has passed it.
     PollGap& slot = g.ring[head % kPollRing];
     slot.start_ns = start;
     slot.wall_ns = wall;
-    g_hot.ring_head = head + 1;
+    RingHead().store(head + 1, std::memory_order_relaxed);
     g.ring_head.store(head + 1, std::memory_order_release);
     return;
   }
@@ -371,7 +382,7 @@ inline void ArmCheckAt(const hook::PluginContext* ctx, uint64_t due) {
 // thread works (see the top): out of line. The gap's start is read here, not passed: the fast path then
 // keeps no copy of it for the call.
 __attribute__((noinline)) void ArmCheck() {
-  const uint64_t t0 = GapStart().load(std::memory_order_relaxed);
+  const uint64_t t0 = PollRunning().load(std::memory_order_relaxed);
   if (Armed().exchange(true, std::memory_order_acq_rel)) return;
   g.poll_check_arms.store(g.poll_check_arms.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
@@ -392,7 +403,6 @@ inline uint64_t GapStartWord(uint64_t t0, bool idle_start) {
 // (no other word is read through it); the race with ContinueChecks that no fence orders is the one
 // described at the top. The wrapper of the idle handlers reads the same word on this thread.
 inline void StartGap(uint64_t start) {
-  GapStart().store(start, std::memory_order_relaxed);
   PollRunning().store(start, std::memory_order_relaxed);
   if (!Armed().load(std::memory_order_relaxed)) ArmCheck();
 }
@@ -415,28 +425,27 @@ __attribute__((noinline)) void* PrevFor(int i, const void* return_address) {
 template <bool kIdleStart>
 __attribute__((noinline)) void AfterLook() {
   // PollInside written out: the compiler kept the object's flag in a stack slot.
-  if (g_hot.gate.EnterOwner()) {
+  if (Gate().EnterOwner()) {
     // The finished gap ends where the new one starts, to the nanosecond (the drain merges runs by that).
-    const uint64_t t = GapStartWord(GapClockNs(), kIdleStart);
+    const uint64_t t = GapStartWord(MainGapClockNs(), kIdleStart);
     EndGap(t);
     StartGap(t);
   } else {
     PollRunning().store(0, std::memory_order_relaxed);
   }
-  g_hot.gate.LeaveOwner();
+  Gate().LeaveOwner();
 }
 
 // A call that may block: the gap ends before it, and the thread says it waits (PollRunning() 0: the
 // sampler leaves a waiting thread alone); the next gap starts when it returns.
 void BeforeBlock() {
-  if (GapStart().load(std::memory_order_relaxed) != 0) EndGap(GapClockNs());
-  GapStart().store(0, std::memory_order_relaxed);
+  if (PollRunning().load(std::memory_order_relaxed) != 0) EndGap(MainGapClockNs());
   PollRunning().store(0, std::memory_order_relaxed);
 }
 void AfterBlock() {
   PollInside inside;
   if (inside.open()) {
-    StartGap(GapStartWord(GapClockNs(), false));  // next() runs no idle pass after a wait
+    StartGap(GapStartWord(MainGapClockNs(), false));  // next() runs no idle pass after a wait
   } else {
     PollRunning().store(0, std::memory_order_relaxed);  // as in AfterLook
   }
@@ -501,7 +510,7 @@ int ProxyWait(int epfd, struct epoll_event* events, int max, int timeout, Rest..
       }
       return n;
     }
-  } else if (g_hot.main_tp.load(std::memory_order_relaxed) != 0) {
+  } else if (MainTp().load(std::memory_order_relaxed) != 0) {
     // Not the main thread (which is known): straight through, to the cached target when its call site
     // is the main thread's first one (every Looper's), else through WaitSlow.
     if (void* const cached = g_hot.prev_cache[I].FindFirst(ra)) {
@@ -674,7 +683,7 @@ void RemoveHooks() {
 }  // namespace
 
 // PollActive()'s flag (timing_state.h): constant-initialised, the gate's own flag.
-const std::atomic<bool>* const g_poll_active = &g_hot.gate.own_flag();
+const std::atomic<bool>* const g_poll_active = &jni::g_main_gap.gate.own_flag();
 
 void DrainPollGapsLocked() {
   uint64_t tail = g.ring_tail.load(std::memory_order_relaxed);
@@ -748,7 +757,7 @@ void RefreshPollSlowThreshold() {
     if (quarter < slow) slow = quarter;
   }
   g.poll_slow_ns.store(slow, std::memory_order_relaxed);
-  g_hot.slow_ns.store(slow, std::memory_order_relaxed);
+  SlowNs().store(slow, std::memory_order_relaxed);
 }
 
 }  // namespace internal
@@ -766,22 +775,24 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
   hook::CalibrateProcessEventClock();
   // Registers the process for expedited membarrier once; without it both sides use full fences.
   std::string fence_why;
-  g_hot.gate.fence().Init(&fence_why);
+  Gate().fence().Init(&fence_why);
   {
     std::lock_guard<std::mutex> lock(g.mu);
     g.locked->poll_cur = PollCurrent();
-    g_hot.ring_head = g.ring_head.load(std::memory_order_acquire);  // the main thread is out (not active)
-    g.ring_tail.store(g_hot.ring_head, std::memory_order_release);
+    const uint64_t head = g.ring_head.load(std::memory_order_acquire);  // the main thread is out (not active)
+    RingHead().store(head, std::memory_order_relaxed);
+    g.ring_tail.store(head, std::memory_order_release);
   }
   PollRunning().store(0, std::memory_order_release);
   Armed().store(false, std::memory_order_release);
   RefreshPollSlowThreshold();
   // Before any slot is written, and again once the installs returned (plt/prev_cache.h).
   for (plt::PrevCache& c : g_hot.prev_cache) c.Clear();
-  g_hot.main_tp.store(0, std::memory_order_relaxed);  // learnt again from main_thread by its next call
+  MainTp().store(0, std::memory_order_relaxed);  // learnt again from main_thread by its next call
+  jni::g_main_gap.poll_clock.limit = 0;  // the main thread's clock copies the (maybe recalibrated) anchor again
   g_main_thread.store(main_thread, std::memory_order_release);
   g_resolve_tid.store(main_tid, std::memory_order_release);
-  g_hot.gate.Open();  // the source's flag (PollActive), a release of all of the above
+  Gate().Open();  // the source's flag (PollActive), a release of all of the above
   size_t slots = 0;
   std::string failures, not_imported;
   for (int i = 0; i < kHookCount; ++i) {
@@ -822,11 +833,12 @@ void StopPollSource() {
   // runs the proxy, which now only clears the gap word (AfterLook's closed path). Removing them first would
   // leave the word holding the last gap the proxies saw while the main thread goes on through libc
   // directly, and an idle pass in that window would take a gap that ended long before as its start.
-  g_hot.gate.Close();  // the source's flag (seq_cst): proxies in flight pass straight through from now
-  g_hot.gate.Drain();  // whoever got in before the flag fell is short: no blocking call inside the mark
+  Gate().Close();  // the source's flag (seq_cst): proxies in flight pass straight through from now
+  Gate().Drain();  // whoever got in before the flag fell is short: no blocking call inside the mark
   // No proxy is inside the timing any more, and none enters it before the next start: the gap left open
-  // is forgotten (the main thread's side too, race-free now) and its sampling deadline disarmed.
-  GapStart().store(0, std::memory_order_relaxed);
+  // is forgotten (the main thread's side too, race-free now: one word) and its sampling deadline disarmed
+  // (unless the main thread's closed path cleared the word first: that deadline then ends its chain on
+  // PollActive() == false, or as a stale sample after a restart).
   const uint64_t start = PollRunning().exchange(0, std::memory_order_acq_rel);
   RemoveHooks();
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);

@@ -167,7 +167,8 @@ inline uint64_t PollGapsEnded() {
 // idle pass may take it as its start (jni::kGapNotAnIdleStart); 0 while the main thread waits in epoll or
 // the source is off. Written by the main thread only (StartGap, BeforeBlock) and by StopPollSource once
 // the main thread is out. Its storage is jni::IdleWords::gap_start, the word TimingIdleHandlerList reads
-// through its direct buffer: the one store per gap serves both monitors.
+// through its direct buffer: the one store per gap serves both monitors. It is also the main thread's own
+// record of its gap's start (a gap ends from it), in the poll gate's owner line (jni::MainGapBlock).
 inline std::atomic<uint64_t>& PollRunning() { return jni::IdleSharedWords().gap_start; }
 
 class Inside {

@@ -7,8 +7,8 @@
 
 namespace jp::jni {
 
-// Zero-initialised, constant-initialised (.bss): see IdleWords.
-IdleWords g_idle_words;
+// Constant-initialised, all zero (.bss: nothing written at load): see MainGapBlock.
+JP_CONSTINIT MainGapBlock g_main_gap;
 
 namespace {
 
@@ -133,16 +133,17 @@ void JNICALL NativeIdleArm(JNIEnv* env, jclass, jlong started_ns) {
 // off) the call is not timed but has ended all the same: the watchdog must not see it running.
 jint JNICALL NativeIdleEnd(JNIEnv* env, jclass, jlong started_ns, jlong ended_ns, jint name_key, jstring handler_class,
                            jboolean keep, jboolean counted) {
-  g_idle_words.running_since.store(0, std::memory_order_relaxed);
+  IdleSharedWords().running_since.store(0, std::memory_order_relaxed);
   const IdleHooks* hooks = g_idle_hooks.load(std::memory_order_acquire);
   return hooks ? hooks->end(env, started_ns, ended_ns, name_key, handler_class, keep, counted) : 0;
 }
 
-// A buffer over g_idle_words for TimingIdleHandlerList's static initialiser, or null with no exception
-// pending (out of memory, or a VM without JNI access to direct buffers): the initialiser then throws, the
-// class fails to initialise and ResolveIdle's member lookups report it.
+// A buffer over the idle words (24 bytes at the end of the poll gate's line) for TimingIdleHandlerList's
+// static initialiser, or null with no exception pending (out of memory, or a VM without JNI access to
+// direct buffers): the initialiser then throws, the class fails to initialise and ResolveIdle's member
+// lookups report it.
 jobject JNICALL NativeIdleWords(JNIEnv* env, jclass) {
-  jobject buffer = env->NewDirectByteBuffer(&g_idle_words, sizeof g_idle_words);
+  jobject buffer = env->NewDirectByteBuffer(&IdleSharedWords(), sizeof(IdleWords));
   if (env->ExceptionCheck()) {
     env->ExceptionClear();
     return nullptr;

@@ -18,6 +18,9 @@
 #include <cstdint>
 #include <string>
 
+#include "hook/event_clock.h"
+#include "hook/in_flight_gate.h"
+
 namespace jp::jni {
 
 // android.os classes and calls both monitors need to find the main queue.
@@ -160,19 +163,25 @@ struct IdleHooks {
 
 // The words the wrapper and the native side share: TimingIdleHandlerList's direct ByteBuffer over them
 // (absolute puts/gets in native byte order, which compile to plain loads and stores). Process-wide, never
-// freed: a wrapper may run after the monitor stopped. Layout is part of the Java class's contract.
-struct alignas(64) IdleWords {
+// freed: a wrapper may run after the monitor stopped. Layout is part of the Java class's contract (24
+// bytes: long 0 and long 2). They are the owner's words of the looper poll source's gate (MainGapBlock
+// below): the main thread's one gate line per gap holds the gate's depth, fence and flag, this gap word
+// and the idle call's start, so a wake from epoll misses once there, not once more for a line of these.
+struct IdleWords {
   // Byte 0, written by Java: the start of the queueIdle() call running on the main thread; 0 when none.
   // Odd: a start the call clears at its end (the wrapper itself for a folded call, else the native end's
   // entry before anything else, so the clear precedes the end's fence with the watchdog's capture). Even:
   // the gap_start value the pass began at, left in place by a folded call; that call runs only while
   // gap_start still holds the same value (see IdleCallRunning). Read by the watchdog.
   std::atomic<int64_t> running_since{0};
-  // Byte 8: unused since the "covered" flag became a Java static (TimingIdleHandlerList.covered: read on
-  // every call, a field load is cheaper there than a buffer view's get); gap_start keeps its offset.
-  uint64_t unused_byte_8 = 0;
+  // Byte 8 (Java never reads it): the poll source's "a check or sample deadline is outstanding" flag (0 or
+  // 1; looper/poll_timing.cc, Armed()): the main thread reads it at every gap start, the watchdog writes it
+  // when a check chain ends. Here rather than in a line of its own: the gap start reads it right after
+  // storing gap_start.
+  std::atomic<uint64_t> poll_armed{0};
   // Byte 16: the looper's poll source's running gap (looper/poll_timing.cc; its own state reads and
-  // writes it here, as looper::internal::PollRunning()): the start of the work the main thread does since
+  // writes it here, as looper::internal::PollRunning(), the one gap word: the gap's start the main thread
+  // ends the gap with is the same word): the start of the work the main thread does since
   // its last return from epoll_wait in libutils.so, on the process event clock (hook/event_clock.h:
   // CLOCK_MONOTONIC within 50 us), with bit 0 as kGapNotAnIdleStart says; 0 while the thread waits in
   // epoll, or the source is off. Written by the main thread only (one store per gap, the store the poll
@@ -190,8 +199,8 @@ constexpr uint64_t kGapNotAnIdleStart = 1;
 static_assert(std::atomic<int64_t>::is_always_lock_free && std::atomic<uint64_t>::is_always_lock_free,
               "Java reads and writes these words with plain loads and stores");
 static_assert(offsetof(IdleWords, running_since) == 0 && offsetof(IdleWords, gap_start) == 16 &&
-                  sizeof(std::atomic<int64_t>) == 8 && sizeof(std::atomic<uint64_t>) == 8,
-              "TimingIdleHandlerList's RUNNING_SINCE and GAP_START offsets");
+                  sizeof(IdleWords) == 24 && sizeof(std::atomic<int64_t>) == 8 && sizeof(std::atomic<uint64_t>) == 8,
+              "TimingIdleHandlerList's RUNNING_SINCE and GAP_START offsets, its WORDS_BYTES");
 // Whether the queueIdle() call whose start the watchdog read from running_since (`since`) is still running,
 // given the gap_start value read after it (`gap`). An odd start is cleared by its call's end, so it runs
 // while nonzero. An even start is the gap the call's pass began at (the wrapper wrote the gap word's value,
@@ -202,10 +211,27 @@ static_assert(offsetof(IdleWords, running_since) == 0 && offsetof(IdleWords, gap
 inline bool IdleCallRunning(uint64_t since, uint64_t gap) {
   return since != 0 && ((since & kGapNotAnIdleStart) != 0 || since == gap);
 }
+// What the main thread touches per looper gap, in one 128-byte pair of lines (the L2's adjacent-line
+// prefetch fetches a line's pair partner with it): the poll source's gate (one line: its depth, fence and
+// flag, then the IdleWords as its owner words) and the line after it, the poll source's own per-gap words
+// (named in looper/poll_timing.cc: the main thread's pointer, the ring's room and head, the slow threshold)
+// and the main thread's copy of the event clock's anchor. Here, in hook/, rather than in looper/: the idle
+// monitor (and its Java buffer) needs the IdleWords storage with or without the looper monitor linked in.
+// Constant-initialised and all zero (.bss).
+struct alignas(128) MainGapBlock {
+  // The poll source's gate (its flag is PollActive()): Java's buffer, the idle natives and the idle
+  // monitor's watchdog side reach its owner words as IdleSharedWords().
+  hook::OwnerOnlyGate<IdleWords> gate;
+  // The main thread's (and the poll source's control path's while the gate is closed and drained).
+  alignas(64) std::atomic<uint64_t> poll_words[4] = {};
+  hook::EventClock::Anchor poll_clock;
+};
+static_assert(sizeof(hook::OwnerOnlyGate<IdleWords>) == 64 && sizeof(MainGapBlock) == 128,
+              "the idle words end the gate's one line, the poll words and clock copy fill the next");
 // The storage (jni_refs.cc): reached directly (hidden, PC-relative), since the poll source stores into it
 // once per gap.
-extern IdleWords g_idle_words __attribute__((visibility("hidden")));
-inline IdleWords& IdleSharedWords() { return g_idle_words; }
+extern MainGapBlock g_main_gap __attribute__((visibility("hidden")));
+inline IdleWords& IdleSharedWords() { return g_main_gap.gate.owner_words(); }
 void SetIdleHooks(const IdleHooks* hooks);  // nullptr uninstalls
 
 // The natives of LooperPrinter and FrameTicker (registered when Printer() / Frames() resolve; a failure

@@ -35,16 +35,23 @@ bool HostClocksourceIsTsc() {
 }
 
 // Reads clock between two clock_gettime calls for duration_ns, napping at random now and then so that
-// reads land at every distance from the anchor; returns how many reads it checked.
-int CheckBound(EventClock* clock, uint64_t duration_ns, uint32_t seed) {
+// reads land at every distance from the anchor; returns how many reads it checked. With `copy`, the reads
+// are NowNsFrom(copy) (a thread's own copy of the anchor), and *copies counts the anchors it went through.
+int CheckBound(EventClock* clock, uint64_t duration_ns, uint32_t seed, EventClock::Anchor* copy = nullptr,
+               int* copies = nullptr) {
   std::mt19937 rng(seed);
+  uint64_t last_base = 0;
   const uint64_t end = MonotonicNs() + duration_ns;
   int reads = 0;
   while (MonotonicNs() < end) {
     for (int i = 0; i < 200; ++i, ++reads) {
       const uint64_t before = MonotonicNs();
-      const uint64_t t = clock->NowNs();
+      const uint64_t t = copy ? clock->NowNsFrom(copy) : clock->NowNs();
       const uint64_t after = MonotonicNs();
+      if (copy && copies && copy->limit != 0 && copy->counter != last_base) {
+        last_base = copy->counter;
+        ++*copies;
+      }
       if (t + kBound < before || t > after + kBound) {
         ADD_FAILURE() << "read " << reads << ": " << t << " outside [" << before << ", " << after << "] +- " << kBound;
         return reads;
@@ -92,6 +99,65 @@ TEST(EventClock, WithinTheBoundFromSeveralThreadsWhileTheyReanchor) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_LE(clock.stats().max_error_ns, kBound);
+}
+
+// A thread's own copy of the anchor (NowNsFrom: the looper's main thread) is held to the same bound, and is
+// replaced as its spans run out: it never extrapolates an anchor further than the clock itself would.
+TEST(EventClock, AnAnchorCopyIsWithinTheBoundAcrossManySpans) {
+  EventClock::Options o;
+  o.reanchor_ns = 5 * kNsPerMs;  // ~40 spans in the 200 ms below
+  EventClock clock;
+  const bool counter = clock.Init(o);
+  EventClock::Anchor copy;
+  int copies = 0;
+  EXPECT_GT(CheckBound(&clock, 200 * kNsPerMs, 3, &copy, &copies), 1000);
+  if (!counter) {
+    EXPECT_EQ(copy.limit, 0u) << "a copy of a clock on clock_gettime has nothing to extrapolate";
+    GTEST_SKIP() << "no validated counter here (" << clock.why() << "): only the fallback was checked";
+  }
+  EXPECT_GT(copies, 10) << "the copy was not replaced as its anchors were used up";
+  EXPECT_LE(clock.stats().max_error_ns, kBound);
+}
+
+// Used up means replaced: a copy read after its span takes the clock's (new) anchor, and the value comes
+// from the clock itself, not from the old anchor extrapolated past its span.
+TEST(EventClock, AnAnchorCopyIsReplacedOnceItsSpanIsUsedUp) {
+  EventClock::Options o;
+  o.reanchor_ns = 10 * kNsPerMs;
+  EventClock clock;
+  if (!clock.Init(o)) GTEST_SKIP() << "no validated counter here: " << clock.why();
+  EventClock::Anchor copy;
+  clock.NowNsFrom(&copy);
+  ASSERT_NE(copy.limit, 0u);
+  const uint64_t first_base = copy.counter;
+  // Read within the span: the copy stays (no other thread re-anchors this clock).
+  const uint64_t t0 = clock.NowNsFrom(&copy);
+  EXPECT_EQ(copy.counter, first_base);
+  SleepNs(25 * kNsPerMs);
+  const uint64_t before = MonotonicNs();
+  const uint64_t t1 = clock.NowNsFrom(&copy);
+  const uint64_t after = MonotonicNs();
+  EXPECT_NE(copy.counter, first_base) << "an anchor past its span was still extrapolated";
+  EXPECT_GE(t1 + kBound, before);
+  EXPECT_LE(t1, after + kBound);
+  EXPECT_GT(t1, t0);
+}
+
+// A copy of a clock that fell back to clock_gettime holds nothing (limit 0), so every read is the clock's.
+TEST(EventClock, AnAnchorCopyOfAFallenBackClockIsClockGettimeItself) {
+  EventClock::Options o;
+  o.force_fallback = "test: counter refused";
+  EventClock clock;
+  EXPECT_FALSE(clock.Init(o));
+  EventClock::Anchor copy;
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t before = MonotonicNs();
+    const uint64_t t = clock.NowNsFrom(&copy);
+    const uint64_t after = MonotonicNs();
+    ASSERT_GE(t, before);  // exactly CLOCK_MONOTONIC: no tolerance
+    ASSERT_LE(t, after);
+    ASSERT_EQ(copy.limit, 0u);
+  }
 }
 
 TEST(EventClock, ForcedFallbackIsClockGettimeItselfAndSaysWhy) {

@@ -11,6 +11,8 @@
 #include <string>
 #include <thread>
 
+#include "hook/jni/jni_refs.h"
+
 namespace jp::hook {
 namespace {
 
@@ -214,6 +216,81 @@ TEST(InFlightGate, OwnFenceSitsInTheOwnersLine) {
   AsymmetricFence outside;
   InFlightGate with_outside(&outside);
   EXPECT_EQ(&with_outside.fence(), &outside);
+}
+
+// The owner-only gate is one line: its depth, fence and flag, then the caller's words. The poll source's
+// (jni::g_main_gap) keeps the idle words there, so that Java's direct buffer over them (24 bytes:
+// running_since at byte 0, gap_start at 16) and the gate's entry after a wait share one line; the poll
+// source's own per-gap words and clock copy fill the line after it, the other half of the same 128-byte
+// pair.
+TEST(OwnerOnlyGate, IsOneLineEndingWithTheCallersWords) {
+  struct Three {
+    std::atomic<uint64_t> a{0}, b{0}, c{0};
+  };
+  static OwnerOnlyGate<Three> gate;  // static: as the poll source's, constant-initialised
+  const uintptr_t line = reinterpret_cast<uintptr_t>(&gate) / 64;
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(&gate.owner_words()) / 64, line);
+  EXPECT_EQ((reinterpret_cast<uintptr_t>(&gate.owner_words().c) + 7) / 64, line);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(&gate.fence()) / 64, line);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(&gate.own_flag()) / 64, line);
+
+  jni::MainGapBlock& block = jni::g_main_gap;
+  const uintptr_t idle = reinterpret_cast<uintptr_t>(&jni::IdleSharedWords());
+  EXPECT_EQ(idle, reinterpret_cast<uintptr_t>(&block.gate.owner_words()));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(&jni::IdleSharedWords().gap_start), idle + 16);
+  EXPECT_EQ(idle / 64, reinterpret_cast<uintptr_t>(&block.gate.own_flag()) / 64);
+  EXPECT_EQ((idle + sizeof(jni::IdleWords) - 1) / 64, idle / 64);
+  EXPECT_EQ(idle / 128, reinterpret_cast<uintptr_t>(&block.poll_words[0]) / 128) << "not one 128-byte pair";
+  EXPECT_EQ(idle / 128, reinterpret_cast<uintptr_t>(&block.poll_clock.limit) / 128) << "not one 128-byte pair";
+}
+
+// InFlightGate's Dekker property for the owner-only gate: the owner touches `resource` only when the gate
+// is open, the closing thread takes it away right after Drain.
+TEST(OwnerOnlyGate, NoPassIsOpenAfterCloseAndDrainUnderTraffic) {
+  struct Words {
+    std::atomic<uint64_t> w{0};
+  };
+  static OwnerOnlyGate<Words> gate;
+  gate.fence().Init(nullptr);
+  gate.Open();
+  std::atomic<bool> stop{false}, started{false};
+  int value = 42;
+  std::atomic<int*> resource{&value};
+  std::atomic<long> opened{0}, bad{0};
+  std::thread owner([&] {
+    started = true;
+    while (!stop.load(std::memory_order_relaxed)) {
+      if (gate.EnterOwner()) {
+        int* r = resource.load(std::memory_order_relaxed);
+        if (r == nullptr || *r != 42) ++bad;
+        ++opened;
+      }
+      gate.LeaveOwner();
+    }
+  });
+  while (!started) std::this_thread::yield();
+  for (int round = 0; round < 300; ++round) {
+    gate.Close();
+    gate.Drain();
+    resource.store(nullptr, std::memory_order_relaxed);
+    std::this_thread::yield();
+    resource.store(&value, std::memory_order_relaxed);
+    gate.Open();
+    std::this_thread::yield();
+  }
+  stop = true;
+  owner.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(opened.load(), 0);
+  gate.Close();
+  gate.Drain();
+  EXPECT_FALSE(gate.EnterOwner());
+  EXPECT_FALSE(gate.EnterOwner()) << "nested";
+  gate.LeaveOwner();
+  gate.LeaveOwner();
+  gate.Open();
+  EXPECT_TRUE(gate.EnterOwner());
+  gate.LeaveOwner();
 }
 
 // The Dekker property for a gate with its own fence and flag (Open/Close, EnterOwner()): the owner touches

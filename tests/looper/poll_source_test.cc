@@ -663,6 +663,73 @@ TEST_F(PollSourceTest, GapsAreTimedAgainAfterARestart) {
   EXPECT_EQ(CountGapRecords(timeline_->Snapshot()), 20u);
 }
 
+// One gap word: what the idle wrapper reads (jni::IdleWords::gap_start, its buffer's long 2) is the start
+// the poll source ends the gap from, so the gap's record starts exactly there; it is within the clock's
+// bound of clock_gettime around the call that started the gap (the main thread reads its own copy of the
+// event clock's anchor), with bit 0 set after a blocking wait (no idle pass may start there) and clear
+// after a look that found nothing ready; a wait clears it.
+TEST_F(PollSourceTest, TheIdleWrappersGapWordIsTheGapsStartWithinTheClockBound) {
+  SetRecordMinUs(0);
+  ASSERT_EQ(&looper::internal::PollRunning(), &jni::IdleSharedWords().gap_start);
+  struct Seen {
+    uint64_t word, call, ret;
+    bool after_wait;
+  };
+  std::vector<Seen> seen;
+  for (int i = 0; i < 40; ++i) {
+    const bool wait = i % 4 == 0;
+    const uint64_t call = hook::MonotonicNs();
+    poll_(looper_, wait ? 1 : 0);  // a 1 ms wait with nothing to read, or a look that finds nothing
+    const uint64_t ret = hook::MonotonicNs();
+    seen.push_back({jni::IdleSharedWords().gap_start.load(std::memory_order_relaxed), call, ret, wait});
+  }
+  poll_(looper_, 0);  // ends the last gap
+  looper::DrainPollSource();
+  const std::set<uint64_t> starts = GapRecords(timeline_->Snapshot());
+  for (size_t i = 0; i < seen.size(); ++i) {
+    const Seen& s = seen[i];
+    ASSERT_NE(s.word, 0u) << "poll " << i << ": no gap published after it returned";
+    EXPECT_EQ((s.word & jni::kGapNotAnIdleStart) != 0, s.after_wait) << "poll " << i;
+    // The gap starts when the call returns: after the wait inside it, before the call's return.
+    const uint64_t earliest = s.call + (s.after_wait ? hook::kNsPerMs : 0);
+    EXPECT_GE(s.word + kClockSlackNs, earliest) << "poll " << i;
+    EXPECT_LE(s.word, s.ret + kClockSlackNs) << "poll " << i;
+    EXPECT_EQ(starts.count(s.word), 1u) << "poll " << i << ": no gap record starts at the word the wrapper saw";
+  }
+  // A wait clears the word on the way in: read by another thread while this one blocks (a read counts when
+  // this thread was asleep in its only blocking call, by the kernel's state of it, both before and after
+  // the read; an attempt where the host kept the reader off its CPU for the whole wait is repeated).
+  bool judged = false;
+  const std::string stat_path = "/proc/self/task/" + std::to_string(ctx_.main_tid) + "/stat";
+  auto asleep = [&stat_path] {
+    std::ifstream in(stat_path);
+    std::string line;
+    std::getline(in, line);
+    const size_t paren = line.rfind(')');
+    return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'S';
+  };
+  for (int attempt = 0; attempt < 5 && !judged; ++attempt) {
+    std::atomic<bool> calling{false}, returned{false};
+    uint64_t nonzero_inside = 0, zero_inside = 0;
+    std::thread watcher([&] {
+      while (!returned.load()) {
+        if (!calling.load() || !asleep()) continue;
+        const uint64_t w = jni::IdleSharedWords().gap_start.load(std::memory_order_relaxed);
+        if (!asleep() || returned.load()) continue;
+        ++(w == 0 ? zero_inside : nonzero_inside);
+      }
+    });
+    calling = true;
+    poll_(looper_, 50);
+    returned = true;
+    watcher.join();
+    if (zero_inside + nonzero_inside == 0) continue;
+    judged = true;
+    EXPECT_EQ(nonzero_inside, 0u) << "the gap word was set while the main thread waited";
+  }
+  EXPECT_TRUE(judged) << "the reader never ran during the main thread's waits";
+}
+
 // The sampling check chain (poll_timing.cc, ContinueChecks). A main thread that works between short blocking
 // waits (a message, then a wait of 1 ms, as an app's main thread between vsyncs and touches) keeps one check
 // chain going, run by the watchdog: the main thread arms it once, at the first gap after the start (when a
