@@ -1,9 +1,7 @@
 #include "input/input_tracker.h"
 
 #include <errno.h>
-#include <sys/mman.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cstddef>
 #include <cstring>
@@ -33,38 +31,30 @@ class ErrnoKeeper {
 };
 }  // namespace
 
-namespace {
-// The tracker's memory: fresh anonymous pages, which are zero and become resident only when written. Its
-// constructor writes its header, the channel table and the ring's cursors, and leaves the pending table
-// (16 KiB) and the finished ring's slots (8 KiB) as the kernel gave them (already their initial state),
-// so the app pays for the pages its channels' slots and the events in flight touch, not for the whole
-// table, as it did from malloc (every byte stored by the constructor, and the chunk in a malloc arena).
-// If mmap fails, zeroed memory from operator new does the same job (all resident).
-void* ZeroedTrackerMemory(size_t size, size_t align) {
-  const long page = sysconf(_SC_PAGESIZE);
-  const size_t rounded = page > 0 ? (size + static_cast<size_t>(page) - 1) / static_cast<size_t>(page) *
-                                        static_cast<size_t>(page)
-                                  : size;
-  void* mem = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mem != MAP_FAILED) return mem;
-  mem = ::operator new(size, std::align_val_t{align});
-  std::memset(mem, 0, size);
-  return mem;
-}
-}  // namespace
+namespace internal {
+// The tracker's memory: zero-initialised data (.bss), which is zero and becomes resident only when written,
+// as the anonymous mapping it was until session 8 (and as malloc'd memory was not: every byte stored by
+// the constructor, and the chunk in a malloc arena). Its constructor writes its header, the channel table
+// and the ring's cursors, and leaves the pending table (16 KiB) and the finished ring's slots (8 KiB) as
+// they are (already their initial state), so the app pays for the pages its channels' slots and the
+// events in flight touch, not for the whole table. Aligned as the tracker (128: the gate's owner line and
+// line A are one aligned pair).
+alignas(InputTracker) unsigned char g_tracker_storage[sizeof(InputTracker)];
+}  // namespace internal
 
 InputTracker& InputTracker::Get() {
-  // The per-event lines (see the members): line A whole in the first line, the gate right after it (its
-  // owner line is its last). offsetof on a class that is not standard-layout: supported by GCC and clang.
+  // The per-event lines (see the members): the gate first, its owner line (its last) and line A one
+  // 128-byte aligned pair. offsetof on a class that is not standard-layout: supported by GCC and clang.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"
-  static_assert(offsetof(InputTracker, received_at_) == 0 &&
-                    offsetof(InputTracker, ring_producer_) + sizeof(FinishedRing::Producer) <= 64 &&
-                    offsetof(InputTracker, gate_) == 64,
-                "line A is the tracker's first line, the gate follows it");
+  static_assert(alignof(InputTracker) == 128 && offsetof(InputTracker, gate_) == 0 &&
+                    sizeof(hook::InFlightGate) == 3 * 64 && offsetof(InputTracker, received_at_) == 3 * 64 &&
+                    offsetof(InputTracker, ring_producer_) + sizeof(FinishedRing::Producer) <= 4 * 64 &&
+                    kOwnerLineOffset == 2 * 64,
+                "the gate's owner line (its last) and line A are the pair at bytes 128-255");
 #pragma GCC diagnostic pop
   // Never destroyed: proxies left in another tool's chain and late watchdog callbacks may still look.
-  static InputTracker* tracker = new (ZeroedTrackerMemory(sizeof(InputTracker), alignof(InputTracker))) InputTracker;
+  static InputTracker* tracker = new (internal::g_tracker_storage) InputTracker;
   return *tracker;
 }
 
@@ -82,6 +72,7 @@ void InputTracker::Enable(const Settings& s) {
   // entry of an earlier Enable finds layout_index_ changed once inside the gate and takes the general
   // path).
   layout_index_ = layout_index;
+  finished_seq_at_ = s.layout == nullptr ? 0 : static_cast<uint32_t>(FinishedSeqOffset(*s.layout));
   received_at_.store(ReceivedEntryFor(layout_index), std::memory_order_relaxed);
   sent_at_.store(SentEntryFor(layout_index), std::memory_order_relaxed);
   context_ = s.context;

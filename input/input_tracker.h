@@ -20,7 +20,9 @@
 // watchdog appends it (DrainFinished) within kDrainPeriodNs; until then reports and exports get the
 // record lent (LendFinished, a hook::InFlightProvider). Other threads append their records themselves. In
 // situ (between syscalls) what counts is also how many code and data lines an event touches: see
-// input/hot_path.h. The deadline is armed lazily (only when no earlier one is armed) and the watchdog
+// input/hot_path.h. The tracker sits at a link-time address (Instance()), and the proxies ask for the
+// lines its entries will miss on before they make the original call (PrefetchPerEventLines,
+// PrefetchForSend): the kernel's time in the call hides their fetch. The deadline is armed lazily (only when no earlier one is armed) and the watchdog
 // scans the table when it fires, instead of an arm + disarm per event.
 #ifndef JANKPROBE_INPUT_INPUT_TRACKER_H_
 #define JANKPROBE_INPUT_INPUT_TRACKER_H_
@@ -51,9 +53,19 @@ class JsonOut;
 
 namespace jp::input {
 
+namespace internal {
+// The tracker's storage (input_tracker.cc; Get() constructs the tracker in it): in .bss, so zero pages
+// until written, as the anonymous mapping it had until session 8, and at an address the code reaches
+// PC-relative. Hidden: a default-visibility declaration would be reached through the GOT (one load).
+extern __attribute__((visibility("hidden"))) unsigned char g_tracker_storage[];
+}  // namespace internal
+
 class InputTracker {
  public:
   static InputTracker& Get();
+  // The instance Get() constructed, at its address in the library's zero-initialised data (a constant:
+  // PC-relative, no load). Only after a Get() (the proxies: see ProxyReceived).
+  static InputTracker& Instance() noexcept;
 
   struct Settings {
     const Layout* layout = nullptr;  // nullptr: unknown release, every fd is timed read -> next send
@@ -95,24 +107,55 @@ class InputTracker {
     const uint64_t now = hook::ProcessEventClock().NowNs();
     return SentAtNow(this, fd, buf, n, now);
   }
-  // The same for the proxies, which also load the tracker only after the clock (one value fewer live
-  // across its rare call: one saved register less in the send proxies), from where the proxy keeps it:
-  // *tracker_at is the instance without Get()'s call and guard check, in the line the proxy reads anyway
-  // (its previous target's cache, input_proxies.cc; in a global of its own it was one more line per call
-  // to miss on after the app's wait). Valid in a proxy because InstallProxies stores it before it installs
-  // anything (release), after Enable() went through Get(), and a proxy loads its cached target or hook
-  // handle (acquire) before it gets here; the same value at every install (the tracker is never destroyed).
-  static ssize_t ProxyReceived(InputTracker* const* tracker_at, int fd, const void* buf, ssize_t n,
-                               size_t capacity) noexcept {
+  // The same for the proxies, on the instance at its link-time address (Instance()): no load before the
+  // tracker's lines, so the loads of line A, the gate's owner line and the clock's line do not wait for
+  // one (until session 8 the proxies loaded the tracker's address from their previous-target cache line
+  // after the call: on the chain of every load after it). Valid in a proxy because InstallProxies calls
+  // Get() (which constructs it) before it installs anything; it is never destroyed.
+  static ssize_t ProxyReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
     if (n <= 0) return n;
     const uint64_t now = hook::ProcessEventClock().NowNs();
-    return ReceivedAtNow(__atomic_load_n(tracker_at, __ATOMIC_RELAXED), fd, buf, n, now, capacity);
+    return ReceivedAtNow(&Instance(), fd, buf, n, now, capacity);
   }
-  static ssize_t ProxySent(InputTracker* const* tracker_at, int fd, const void* buf, ssize_t n) noexcept {
+  static ssize_t ProxySent(int fd, const void* buf, ssize_t n) noexcept {
     if (n <= 0) return n;
     const uint64_t now = hook::ProcessEventClock().NowNs();
-    return SentAtNow(__atomic_load_n(tracker_at, __ATOMIC_RELAXED), fd, buf, n, now);
+    return SentAtNow(&Instance(), fd, buf, n, now);
   }
+
+  // For the proxies, before the original call: asks for the tracker's per-event pair (the gate's owner
+  // line and line A), whose addresses are constants. After the app's work since its last event (a frame
+  // between a read and its FINISHED) they are likely misses, on the chain of the entry that follows the
+  // call; the call's time in the kernel hides their fetch. Hints only: no fault, no store, harmless if the
+  // tracker is not constructed yet. (The event clock's line too made GCC keep its address in a saved
+  // register across the call: one push and pop more per proxy.)
+  static void PrefetchPerEventLines() noexcept {
+    const char* const t = reinterpret_cast<const char*>(internal::g_tracker_storage);
+    __builtin_prefetch(t + kOwnerLineOffset);
+    __builtin_prefetch(t + kOwnerLineOffset + 64);
+  }
+  // The send proxies' part before the call: the pair, and the pending slot that the FINISHED in buf will
+  // take, if buf holds one: its (fd, seq) first probe, the seq read at seq_at (finished_seq_at(), which
+  // the proxy keeps in the line of its previous-target cache, read before the call anyway). At a FINISHED
+  // that slot was last written at the event's read, before the app's work on it: the other likely miss on
+  // the entry's chain (perf annotate of SentAt<6> in situ: ~25 % of its samples after the slot's word,
+  // ~50 % at its first lines, the owner line's). Only a hint: a send that is no FINISHED asks for a slot
+  // line it will not use; the seq is read only inside the len bytes the caller sends.
+  static void PrefetchForSend(int fd, const void* buf, size_t len, uint32_t seq_at) noexcept {
+    PrefetchPerEventLines();
+    if (__builtin_expect(len >= seq_at + sizeof(uint32_t), 1)) {
+      uint32_t seq;
+      __builtin_memcpy(&seq, static_cast<const char*>(buf) + seq_at, sizeof seq);
+      // The address as an opaque value (an empty asm, no instruction): else GCC keeps it in a saved
+      // register across the call for the entry's argument after it (a push and a pop more than a lea).
+      const InputTracker* t = &Instance();
+      __asm__("" : "+r"(t));
+      __builtin_prefetch(&t->pending_.at(PendingEvents::OwnerFirstProbe(fd, seq)));
+    }
+  }
+  // Where the bound layout's FINISHED has its seq (4 or kHeaderSize; 0 with none bound: any offset
+  // inside the message is as good a hint then). Set by Enable, for InstallProxies.
+  uint32_t finished_seq_at() const noexcept { return finished_seq_at_; }
 
   struct Counters {
     uint64_t events_read = 0;
@@ -260,15 +303,40 @@ class InputTracker {
   static bool DecodeReportId(uint64_t id, int* index, uint32_t* generation) noexcept;
 
   // What the owner's usual event reads and writes of the tracker itself (besides the pending slot, the
-  // ring's slot and, on a new channel, the channel table) sits in two lines: line A (the entry pointers
-  // the proxies load, the deadline words, the hint, the layout index, the owner's read count, the ring's
-  // producer words) and the gate's owner line (its depth, its own fence and flag, and in owner words the
-  // owner's thread pointer and tid). After the two syscalls of a round trip every distinct line is a
-  // likely L1 miss: they were spread over three (the flag, fence, thread pointer and layout index in
-  // line 0, the send entry and the deadline words in line 1, the gate's depth in its own line), before
-  // that over seven; until session 7 the ring's producer words had a line of their own (one more miss
-  // per FINISHED). Line A is 64 bytes (8 + 8 + 8 + 8 + 4 + 4 + 8 + 16; checked in Get()).
-  alignas(64) std::atomic<ReceivedEntry> received_at_{&ReceivedAt<-1>};
+  // ring's slot and, on a new channel, the channel table) sits in two lines, one 128-byte aligned pair:
+  // the gate's owner line (its depth, its own fence and flag, and in owner words the owner's thread
+  // pointer and tid) and, right after it, line A (the entry pointers the proxies load, the deadline words,
+  // the hint, the layout index, the owner's read count, the ring's producer words). After the two
+  // syscalls of a round trip every distinct line is a likely L1 miss: they were spread over three (the
+  // flag, fence, thread pointer and layout index in line 0, the send entry and the deadline words in line
+  // 1, the gate's depth in its own line), before that over seven; until session 7 the ring's producer
+  // words had a line of their own (one more miss per FINISHED). The pair: a miss on one of them brings
+  // the other along where the core fetches the adjacent line (the gate's owner line is its last, so line
+  // A goes right after the gate; the tracker is aligned to 128 bytes, and its address is a link-time
+  // constant, Instance(), so the proxies load no pointer to reach either). Line A is 64 bytes (8 + 8 + 8
+  // + 8 + 4 + 4 + 8 + 16; both checked in Get()).
+  //
+  // Built without an outside fence: its own fence (the tracker's, fence()), its own `enabled` flag and
+  // the owner words sit in its owner line (its last), the first line of the pair with line A.
+  // The owner's words (the gate never touches them):
+  // - kOwnerTpWord: the owner's thread pointer once seen (0: not yet; never 0 for a thread, so an unknown
+  //   owner matches no one). Written by EnterGated on the owner thread.
+  // - kOwnerTidWord: the gate's owner's tid once seen (0: not yet), written with it; what the owner's
+  //   records carry (the owner's read path reads it after the thread pointer, in the same line).
+  // "Enabled" is the gate's own flag (Open/Close, seq_cst): the owner's hot entries read it in the owner
+  // line (EnterOwnerOutermost()), everything else through gate_.own_flag() (the gate's Enter and
+  // EnterShared, enabled()). Enable opens it after the settings; Disable closes it before the gate's Drain,
+  // whose heavy fence pairs with every pass that read it.
+  static constexpr size_t kOwnerLineOffset = 128;  // the gate's owner line; line A follows (Get() checks)
+  static constexpr int kOwnerTpWord = 0;
+  static constexpr int kOwnerTidWord = 1;
+  static_assert(hook::InFlightGate::kOwnerWords >= 2, "the thread pointer and the tid");
+  uint32_t OwnerTid() noexcept {
+    return static_cast<uint32_t>(gate_.owner_word(kOwnerTidWord).load(std::memory_order_relaxed));
+  }
+  alignas(128) hook::InFlightGate gate_;  // its fence (gate_.fence()) orders the tracker's own Dekker pairs too
+  // Line A.
+  std::atomic<ReceivedEntry> received_at_{&ReceivedAt<-1>};
   std::atomic<SentEntry> sent_at_{&SentAt<-1>};
   std::atomic<uint64_t> lag_ns_{100000000};
   // Due time of the monitor deadline that is armed (UINT64_MAX: none). Lowered by CAS from the hot path,
@@ -289,26 +357,9 @@ class InputTracker {
   // The finished ring's head and the tail its producer (the owner) saw last (FinishedRing::Producer):
   // every FINISHED of the owner reads and writes them.
   FinishedRing::Producer ring_producer_;
-  // Built without an outside fence: its own fence (the tracker's, fence()), its own `enabled` flag and
-  // the owner words sit in its owner line, the one line an owner's pass misses on besides line A.
-  // The owner's words (the gate never touches them):
-  // - kOwnerTpWord: the owner's thread pointer once seen (0: not yet; never 0 for a thread, so an unknown
-  //   owner matches no one). Written by EnterGated on the owner thread.
-  // - kOwnerTidWord: the gate's owner's tid once seen (0: not yet), written with it; what the owner's
-  //   records carry (the owner's read path reads it after the thread pointer, in the same line).
-  // "Enabled" is the gate's own flag (Open/Close, seq_cst): the owner's hot entries read it in the owner
-  // line (EnterOwnerOutermost()), everything else through gate_.own_flag() (the gate's Enter and
-  // EnterShared, enabled()). Enable opens it after the settings; Disable closes it before the gate's Drain,
-  // whose heavy fence pairs with every pass that read it.
-  static constexpr int kOwnerTpWord = 0;
-  static constexpr int kOwnerTidWord = 1;
-  static_assert(hook::InFlightGate::kOwnerWords >= 2, "the thread pointer and the tid");
-  uint32_t OwnerTid() noexcept {
-    return static_cast<uint32_t>(gate_.owner_word(kOwnerTidWord).load(std::memory_order_relaxed));
-  }
-  hook::InFlightGate gate_;  // its fence (gate_.fence()) orders the tracker's own Dekker pairs too
   // Settings, written by Enable before the flag is published and read by the hot paths after.
   const Layout* layout_ = nullptr;
+  uint32_t finished_seq_at_ = 0;  // finished_seq_at()
   hook::Timeline* timeline_ = nullptr;  // context_->timeline, one pointer hop less on the hot path
   hook::SplitCounter events_finished_;
   uint16_t name_fd_timed_ = 0, key_fd_ = 0, key_seq_ = 0, key_dispatch_ = 0, key_consume_ = 0, key_mode_ = 0,
@@ -362,6 +413,10 @@ class InputTracker {
   FinishedRing finished_;  // its own lines: the consumer's line, then one line per slot (the producer's
                            // words are ring_producer_, in line A)
 };
+
+inline InputTracker& InputTracker::Instance() noexcept {
+  return *std::launder(reinterpret_cast<InputTracker*>(internal::g_tracker_storage));
+}
 
 }  // namespace jp::input
 

@@ -16,3 +16,6 @@ jp_add_gtest(channel_table_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/channel_table_
 # Which way the main thread's reads and FINISHED go (fast path or general) for each order of finishing.
 jp_add_gtest(input_finish_order_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/input_finish_order_test.cc
              LIBS jp_input jp_hook jp_plt jp_libinput TIMEOUT 60)
+# Where the tracker lives (the proxies' link-time address): its own process, nothing constructed before.
+jp_add_gtest(input_tracker_storage_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/input_tracker_storage_test.cc
+             LIBS jp_input jp_hook jp_plt TIMEOUT 60)
