@@ -442,9 +442,12 @@ void BeforeBlock() {
   if (PollRunning().load(std::memory_order_relaxed) != 0) EndGap(MainGapClockNs());
   PollRunning().store(0, std::memory_order_relaxed);
 }
-void AfterBlock() {
+// Inline into WaitSlow, the blocking wait's caller: the wake's first instructions follow the call's return
+// in the same function (no call, no code line of a function of its own to miss after the wait; in situ
+// the first line of MainSlowAfter was ~20 % of its samples, a code miss).
+inline __attribute__((always_inline)) void AfterBlock() {
   PollInside inside;
-  if (inside.open()) {
+  if (__builtin_expect(inside.open(), 1)) {
     StartGap(GapStartWord(MainGapClockNs(), false));  // next() runs no idle pass after a wait
   } else {
     PollRunning().store(0, std::memory_order_relaxed);  // as in AfterLook
@@ -452,7 +455,7 @@ void AfterBlock() {
 }
 
 // The main thread's other paths: a call that may block, or the target not cached for this call site.
-// Returns the target to call; MainSlowAfter follows the call. A blocking wait (every idle period of the
+// Returns the target to call; AfterBlock (a wait) or MainSlowAfter (a look) follows the call. A blocking wait (every idle period of the
 // thread) is the common case here and its call site is cached: the engine is asked only on a miss.
 __attribute__((noinline)) void* MainSlowBefore(int i, const void* return_address, int timeout) {
   void* const prev = g_hot.prev_cache[i].Get(&g_hook[i], &g_prev[i], return_address);
@@ -490,7 +493,11 @@ __attribute__((noinline)) int WaitSlow(const void* ra, int epfd, struct epoll_ev
     return reinterpret_cast<Fn>(prev)(epfd, events, max, timeout, rest...);
   }
   const int n = reinterpret_cast<Fn>(MainSlowBefore(I, ra, timeout))(epfd, events, max, timeout, rest...);
-  MainSlowAfter(timeout, n);
+  if (timeout != 0) {
+    AfterBlock();  // the wake from a blocking wait: inline, see there
+  } else {
+    MainSlowAfter(timeout, n);  // a look from a call site not cached
+  }
   return n;
 }
 
