@@ -144,7 +144,7 @@ static_assert(sizeof(InFlightGate) == 3 * 64, "the owner's words, fence and flag
 // 32 bytes, constant-initialisable) end it: an owner entering after a wait misses once for the gate and its
 // state together. The protocol is InFlightGate's: EnterOwner stores the depth, runs the fence's light side,
 // then reads the flag; Close() stores the flag (seq_cst) and Drain() runs the heavy side, then waits for
-// the depth to fall to 0. Constant-initialised and all zero: the storage costs nothing at load (.bss).
+// the depth to fall to 0. Constant-initialised, with no pointer (no relocation written at load).
 template <typename OwnerWords>
 class alignas(64) OwnerOnlyGate {
  public:

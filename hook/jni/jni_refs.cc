@@ -7,7 +7,7 @@
 
 namespace jp::jni {
 
-// Constant-initialised, all zero (.bss: nothing written at load): see MainGapBlock.
+// Constant-initialised (no relocation, nothing runs at load): see MainGapBlock.
 JP_CONSTINIT MainGapBlock g_main_gap;
 
 namespace {

@@ -217,7 +217,8 @@ inline bool IdleCallRunning(uint64_t since, uint64_t gap) {
 // (named in looper/poll_timing.cc: the main thread's pointer, the ring's room and head, the slow threshold)
 // and the main thread's copy of the event clock's anchor. Here, in hook/, rather than in looper/: the idle
 // monitor (and its Java buffer) needs the IdleWords storage with or without the looper monitor linked in.
-// Constant-initialised and all zero (.bss).
+// Constant-initialised (.data, 128 bytes: the fence's failure_api_ starts at -1; no relocation, nothing
+// runs at load).
 struct alignas(128) MainGapBlock {
   // The poll source's gate (its flag is PollActive()): Java's buffer, the idle natives and the idle
   // monitor's watchdog side reach its owner words as IdleSharedWords().
