@@ -166,10 +166,6 @@ inline Verdict DecodeReceived(const Layout& l, const void* packet, size_t n, Out
   return Verdict::kOk;
 }
 
-// Where a FINISHED of the layout has its seq (12+: the header word @4; before: the first body word): what
-// the send proxies read before the call to prefetch the event's pending slot (InputTracker::PrefetchForSend).
-constexpr size_t FinishedSeqOffset(const Layout& l) { return l.seq_in_header ? 4 : kHeaderSize; }
-
 inline Verdict DecodeSent(const Layout& l, const void* packet, size_t n, FinishedSignal* out) {
   if (packet == nullptr || n < kHeaderSize) return Verdict::kShort;
   const uint8_t* p = static_cast<const uint8_t*>(packet);

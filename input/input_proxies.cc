@@ -34,23 +34,13 @@ jp_plt_hook* g_hook[kProxyCount];
 // dispatcher's publish and the app's FINISHED are different call sites of one send function when the
 // library inlines its Send() (each gets its entry). A call that misses asks the engine as JP_PLT_PREV
 // does, in an out-of-line half that gets the arguments as they came.
-// Beside it, in the line of the cache's first entry (read before the call anyway), where the bound
-// layout's FINISHED has its seq, for the send proxies' prefetch before the call
-// (InputTracker::PrefetchForSend); stored by InstallProxies before it installs (the recv proxies' is
-// unused). After the original call a proxy reads nothing of its own: the tracker is at a link-time
-// address (InputTracker::Instance; until session 8 its address sat here, loaded after the call, and
-// every load of the tracker's lines waited for that one).
+// Each in its own lines. After the original call a proxy reads nothing of its own: the tracker is at a
+// link-time address (InputTracker::Instance; until session 8 its address sat beside the cache's first
+// entry, loaded after the call, and every load of the tracker's lines waited for that one).
 struct alignas(64) ProxyLine {
-  uint32_t finished_seq_at;  // InputTracker::finished_seq_at() at the last install
-  plt::PrevCache cache;      // its first member is the first entry (plt/prev_cache.h): bytes 8-23 here
+  plt::PrevCache cache;  // its first member is the first entry (plt/prev_cache.h): the line's first 16 bytes
 };
-static_assert(offsetof(ProxyLine, cache) + 16 <= 64, "the cache's first entry in the line's first 64 bytes");
 ProxyLine g_line[kProxyCount];
-
-template <int I>
-uint32_t FinishedSeqAt() noexcept {
-  return __atomic_load_n(&g_line[I].finished_seq_at, __ATOMIC_RELAXED);
-}
 
 // The original call. The slow half is a separate function that gets the arguments as they came, so that
 // the proxy keeps only what the tracker needs across its one call: the proxy checks the cache's first
@@ -61,6 +51,7 @@ JP_INPUT_COLD ssize_t CallPrevSlow(const void* ra, Args... args) noexcept {
 }
 template <int I, typename Fn, typename... Args>
 __attribute__((always_inline)) inline ssize_t CallPrev(const void* ra, Args... args) noexcept {
+  InputTracker::PrefetchPerEventLines();  // first: the call's time in the kernel covers their fetch
   if (void* const cached = g_line[I].cache.FindFirst(ra); __builtin_expect(cached != nullptr, 1)) {
     return reinterpret_cast<Fn>(cached)(args...);
   }
@@ -71,40 +62,34 @@ __attribute__((always_inline)) inline ssize_t CallPrev(const void* ra, Args... a
 // and the tracker runs after the call. The tracker's call is the tail call (it returns n).
 JP_INPUT_HOT ssize_t ProxyRecvfrom(int fd, void* buf, size_t len, int flags, struct sockaddr* from,
                                    socklen_t* fromlen) {
-  InputTracker::PrefetchPerEventLines();
   const ssize_t n = CallPrev<0, RecvfromFn>(__builtin_return_address(0), fd, buf, len, flags, from, fromlen);
   return InputTracker::ProxyReceived(fd, buf, n, len);
 }
 
 JP_INPUT_HOT ssize_t ProxySendto(int fd, const void* buf, size_t len, int flags, const struct sockaddr* to,
                                  socklen_t tolen) {
-  InputTracker::PrefetchForSend(fd, buf, len, FinishedSeqAt<1>());
   const ssize_t n = CallPrev<1, SendtoFn>(__builtin_return_address(0), fd, buf, len, flags, to, tolen);
   return InputTracker::ProxySent(fd, buf, n);
 }
 
 JP_INPUT_HOT ssize_t ProxySendtoChk(int fd, const void* buf, size_t len, size_t buflen, int flags,
                                     const struct sockaddr* to, socklen_t tolen) {
-  InputTracker::PrefetchForSend(fd, buf, len, FinishedSeqAt<2>());
   const ssize_t n = CallPrev<2, SendtoChkFn>(__builtin_return_address(0), fd, buf, len, buflen, flags, to, tolen);
   return InputTracker::ProxySent(fd, buf, n);
 }
 
 JP_INPUT_HOT ssize_t ProxyRecv(int fd, void* buf, size_t len, int flags) {
-  InputTracker::PrefetchPerEventLines();
   const ssize_t n = CallPrev<3, RecvFn>(__builtin_return_address(0), fd, buf, len, flags);
   return InputTracker::ProxyReceived(fd, buf, n, len);
 }
 
 JP_INPUT_HOT ssize_t ProxySend(int fd, const void* buf, size_t len, int flags) {
-  InputTracker::PrefetchForSend(fd, buf, len, FinishedSeqAt<4>());
   const ssize_t n = CallPrev<4, SendFn>(__builtin_return_address(0), fd, buf, len, flags);
   return InputTracker::ProxySent(fd, buf, n);
 }
 
 JP_INPUT_HOT ssize_t ProxyRecvfromChk(int fd, void* buf, size_t len, size_t buflen, int flags, struct sockaddr* from,
                                       socklen_t* fromlen) {
-  InputTracker::PrefetchPerEventLines();
   const ssize_t n =
       CallPrev<5, RecvfromChkFn>(__builtin_return_address(0), fd, buf, len, buflen, flags, from, fromlen);
   return InputTracker::ProxyReceived(fd, buf, n, len);
@@ -137,10 +122,8 @@ const char* ProxyStateName(ProxyInstall::State state) {
 
 bool InstallProxies(const char* caller, ProxyInstall* out, std::string* why) {
   // Before any slot is written: the tracker the proxies reach at its address (InputTracker::Instance) is
-  // constructed (the monitor's Enable did it already; this keeps it true for any caller), and the send
-  // proxies' seq offset is the layout Enable bound.
-  const uint32_t seq_at = InputTracker::Get().finished_seq_at();
-  for (ProxyLine& l : g_line) __atomic_store_n(&l.finished_seq_at, seq_at, __ATOMIC_RELAXED);
+  // constructed (the monitor's Enable did it already; this keeps it true for any caller).
+  (void)InputTracker::Get();
   // Before any slot is written, and again below once every install returned (plt/prev_cache.h).
   for (ProxyLine& l : g_line) l.cache.Clear();
   int used = 0;

@@ -72,7 +72,6 @@ void InputTracker::Enable(const Settings& s) {
   // entry of an earlier Enable finds layout_index_ changed once inside the gate and takes the general
   // path).
   layout_index_ = layout_index;
-  finished_seq_at_ = s.layout == nullptr ? 0 : static_cast<uint32_t>(FinishedSeqOffset(*s.layout));
   received_at_.store(ReceivedEntryFor(layout_index), std::memory_order_relaxed);
   sent_at_.store(SentEntryFor(layout_index), std::memory_order_relaxed);
   context_ = s.context;

@@ -20,10 +20,10 @@
 // watchdog appends it (DrainFinished) within kDrainPeriodNs; until then reports and exports get the
 // record lent (LendFinished, a hook::InFlightProvider). Other threads append their records themselves. In
 // situ (between syscalls) what counts is also how many code and data lines an event touches: see
-// input/hot_path.h. The tracker sits at a link-time address (Instance()), and the proxies ask for the
-// lines its entries will miss on before they make the original call (PrefetchPerEventLines,
-// PrefetchForSend): the kernel's time in the call hides their fetch. The deadline is armed lazily (only when no earlier one is armed) and the watchdog
-// scans the table when it fires, instead of an arm + disarm per event.
+// input/hot_path.h. The tracker sits at a link-time address (Instance()), and the proxies ask for the two
+// lines of it its entries will miss on first before they make the original call (PrefetchPerEventLines):
+// the kernel's time in the call hides their fetch. The deadline is armed lazily (only when no earlier one
+// is armed) and the watchdog scans the table when it fires, instead of an arm + disarm per event.
 #ifndef JANKPROBE_INPUT_INPUT_TRACKER_H_
 #define JANKPROBE_INPUT_INPUT_TRACKER_H_
 
@@ -128,34 +128,15 @@ class InputTracker {
   // between a read and its FINISHED) they are likely misses, on the chain of the entry that follows the
   // call; the call's time in the kernel hides their fetch. Hints only: no fault, no store, harmless if the
   // tracker is not constructed yet. (The event clock's line too made GCC keep its address in a saved
-  // register across the call: one push and pop more per proxy.)
+  // register across the call: one push and pop more per proxy. The pending slot a FINISHED will take was
+  // tried as well, its seq read before the send from where the bound layout has it: SentAt<6>'s largest
+  // stall left went, but the send proxy grew by a code line and ~7 instructions, and their sum in situ
+  // was no lower: BENCHMARKS.md, session 8 input8.)
   static void PrefetchPerEventLines() noexcept {
     const char* const t = reinterpret_cast<const char*>(internal::g_tracker_storage);
     __builtin_prefetch(t + kOwnerLineOffset);
     __builtin_prefetch(t + kOwnerLineOffset + 64);
   }
-  // The send proxies' part before the call: the pair, and the pending slot that the FINISHED in buf will
-  // take, if buf holds one: its (fd, seq) first probe, the seq read at seq_at (finished_seq_at(), which
-  // the proxy keeps in the line of its previous-target cache, read before the call anyway). At a FINISHED
-  // that slot was last written at the event's read, before the app's work on it: the other likely miss on
-  // the entry's chain (perf annotate of SentAt<6> in situ: ~25 % of its samples after the slot's word,
-  // ~50 % at its first lines, the owner line's). Only a hint: a send that is no FINISHED asks for a slot
-  // line it will not use; the seq is read only inside the len bytes the caller sends.
-  static void PrefetchForSend(int fd, const void* buf, size_t len, uint32_t seq_at) noexcept {
-    PrefetchPerEventLines();
-    if (__builtin_expect(len >= seq_at + sizeof(uint32_t), 1)) {
-      uint32_t seq;
-      __builtin_memcpy(&seq, static_cast<const char*>(buf) + seq_at, sizeof seq);
-      // The address as an opaque value (an empty asm, no instruction): else GCC keeps it in a saved
-      // register across the call for the entry's argument after it (a push and a pop more than a lea).
-      const InputTracker* t = &Instance();
-      __asm__("" : "+r"(t));
-      __builtin_prefetch(&t->pending_.at(PendingEvents::OwnerFirstProbe(fd, seq)));
-    }
-  }
-  // Where the bound layout's FINISHED has its seq (4 or kHeaderSize; 0 with none bound: any offset
-  // inside the message is as good a hint then). Set by Enable, for InstallProxies.
-  uint32_t finished_seq_at() const noexcept { return finished_seq_at_; }
 
   struct Counters {
     uint64_t events_read = 0;
@@ -359,7 +340,6 @@ class InputTracker {
   FinishedRing::Producer ring_producer_;
   // Settings, written by Enable before the flag is published and read by the hot paths after.
   const Layout* layout_ = nullptr;
-  uint32_t finished_seq_at_ = 0;  // finished_seq_at()
   hook::Timeline* timeline_ = nullptr;  // context_->timeline, one pointer hop less on the hot path
   hook::SplitCounter events_finished_;
   uint16_t name_fd_timed_ = 0, key_fd_ = 0, key_seq_ = 0, key_dispatch_ = 0, key_consume_ = 0, key_mode_ = 0,
