@@ -112,6 +112,7 @@ class IdleMonitor : public hook::MonitorImpl {
     out.Field("lags", c.lags);
     out.Field("deadline_arms", c.deadline_arms);
     out.Field("arm_calls", c.arm_calls);
+    out.Field("chain_rearms", c.chain_rearms);
     out.Field("stack_captures", c.stack_captures);
     out.Field("fence", c.fence_expedited ? "membarrier" : "full");
     // "java": Java skips nativeArm while a deadline covers its calls; "off": every call takes it (no
@@ -197,7 +198,7 @@ class IdleMonitor : public hook::MonitorImpl {
     if (!queue) return false;
 
     // Timing is live before the list is: a handler running right after the swap is already recorded.
-    ActivateTiming(context, config.idle.lag_ms, config.idle.record_min_us);
+    if (!ActivateTiming(context, config.idle.lag_ms, config.idle.record_min_us, why)) return false;
     if (!PublishFoldThreshold(env, why)) return Undo(why);
     {
       QueueLock lock(env, queue);

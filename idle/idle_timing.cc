@@ -63,6 +63,17 @@ struct Timing {
   // A call is known by its start (running_since): calls on the main thread follow one another, and a call
   // the watchdog captures has run lag_ms, so no other call shares its start.
   std::atomic<uint64_t> capturing_since{0};
+  // The start of the last call whose end went native (End, before its fence with the capture): a call that
+  // started at its gap wrote no running word, so this is how the watchdog sees it ended (RunningSince).
+  std::atomic<uint64_t> ended_since{0};
+  // TimingIdleHandlerList.lastGap / lastEnd (static long), resolved at activation (ResolveFields): the
+  // watchdog reads them through JNI (RunningSince; the chain in OnDeadline). Static field IDs stay valid
+  // as long as the class is loaded (its global ref in jni::Idle() keeps it).
+  std::atomic<jfieldID> last_gap_field{nullptr};
+  std::atomic<jfieldID> last_end_field{nullptr};
+  // The watchdog's last look at lastEnd (its callbacks run one at a time on its thread).
+  std::atomic<int64_t> chain_last_end{0};
+  std::atomic<uint64_t> chain_rearms{0};  // deadlines the watchdog kept armed because calls went on
 
   std::mutex stack_mu;  // the stack the watchdog captured for a call that overran
   uint64_t stack_since = 0;
@@ -73,6 +84,39 @@ Timing g_timing;  // process-wide on purpose: see idle_timing.h
 jni::IdleWords& Words() { return jni::IdleSharedWords(); }
 
 void OnDeadline(const hook::DeadlineFired& fired, void*);
+
+// The start of the queueIdle() call running on the main thread as the watchdog sees it; 0: none. An odd
+// running_since is a start its call clears at its end. A call that started at its pass's gap (even) wrote
+// no running word, only TimingIdleHandlerList.lastGap = the gap word, before its handler: it runs while
+// the gap word still holds that gap (the main thread polls nowhere inside an idle handler; the look after
+// the pass starts another gap, a wait or a stopping poll source clears the word) and its end has not gone
+// native (ended_since; a folded end leaves it judged running until the look a few microseconds later,
+// as the even running word did before). So this also reads a gap-start call of a later handler's pass as
+// "running since the gap" between that handler's end and the look: microseconds, and only a pass that ran
+// past lag_ms in all could cost a needless stack there (no report uses it: reports come from End).
+// seq_cst loads: the capture's re-check is a Dekker pair with End (ended_since, the clear of running_since).
+// On 32-bit ABIs a torn lastGap read compares unequal (or equal only to this gap): at worst the call is
+// judged once more at the next look.
+uint64_t RunningSince(JNIEnv* env) {
+  jni::IdleWords& words = Words();
+  const uint64_t since = static_cast<uint64_t>(words.running_since.load(std::memory_order_seq_cst));
+  if ((since & jni::kGapNotAnIdleStart) != 0) return since;  // odd: TimingIdleHandlerList.CLEARED_AT_END
+  const uint64_t gap = words.gap_start.load(std::memory_order_seq_cst);
+  if (gap == 0 || (gap & jni::kGapNotAnIdleStart) != 0 ||
+      g_timing.ended_since.load(std::memory_order_seq_cst) == gap) {
+    return 0;
+  }
+  const jfieldID last_gap = g_timing.last_gap_field.load(std::memory_order_acquire);
+  const jni::IdleRefs& refs = jni::Idle();
+  if (!env || !last_gap || !refs.ok) return 0;
+  return static_cast<uint64_t>(env->GetStaticLongField(refs.timing_list, last_gap)) == gap ? gap : 0;
+}
+
+// The watchdog took the stack of the call that started at `since` already.
+bool Captured(uint64_t since) {
+  std::lock_guard<std::mutex> lock(g_timing.stack_mu);
+  return g_timing.stack_since == since;
+}
 
 void NoteCoveredError(const std::string& why) {
   std::lock_guard<std::mutex> lock(g_timing.covered_mu);
@@ -163,8 +207,13 @@ void ArmIfIdle(JNIEnv* env, const hook::PluginContext* ctx, uint64_t deadline_ns
 }
 
 // Watchdog thread: is the running call (if any) past its lag point? Then capture the main thread's stack
-// while it is stuck (once per call); otherwise re-arm for the running call's lag point, or leave the
-// deadline unarmed when nothing runs (the next call arms it). Lag is decided on CLOCK_MONOTONIC, fired_ns's
+// while it is stuck (once per call). Then the deadline goes on (a chain the watchdog keeps, as the poll
+// source's check chain): while calls ran since its last look (TimingIdleHandlerList.lastEnd moved), it is
+// re-armed at once for the running call's lag point or one lag from now, with covered left set, so a
+// steady stream of calls never finds covered down and the main thread never arms (each nativeArm was a
+// JNI call, the deadline table's lines and a futex wake; the watchdog wakes once per lag_ms either way).
+// A look that finds no call ended since the last one ends the chain as before: covered down, then the
+// running call (if any) re-armed for, or the next call arms. Lag is decided on CLOCK_MONOTONIC, fired_ns's
 // clock: the call's start is Java's System.nanoTime (CLOCK_MONOTONIC), the previous call's end (the same),
 // or the looper's gap start on the process event clock, which is within 50 us of it (hook/event_clock.h):
 // a lag found at most 50 us early or late, against lag_ms of milliseconds. A start ahead of fired_ns
@@ -172,18 +221,18 @@ void ArmIfIdle(JNIEnv* env, const hook::PluginContext* ctx, uint64_t deadline_ns
 void OnDeadline(const hook::DeadlineFired& fired, void*) {
   const hook::PluginContext* ctx = g_timing.context.load(std::memory_order_acquire);
   const uint64_t lag = g_timing.lag_ns.load(std::memory_order_relaxed);
-  jni::IdleWords& words = Words();
-  // On 32-bit ABIs Java's 64-bit store may tear; a torn read mixes the halves of the old word (0, or an
-  // even gap start: odd words are cleared at their call's end) and the new start. With the old low half it
-  // is even, so it runs only if it equals the gap word, a start no later than the new one; with the old
-  // high half it is no later than the new start. Either way no deadline is armed late for the new call
-  // (one the wrapper sees uncovered it arms itself), and the re-read below before a capture catches it.
-  uint64_t since = static_cast<uint64_t>(words.running_since.load(std::memory_order_acquire));
-  if (ctx && jni::IdleCallRunning(since, words.gap_start.load(std::memory_order_acquire)) &&
-      fired.fired_ns >= since + lag && g_timing.active.load(std::memory_order_acquire)) {
+  std::string why;
+  JNIEnv* env = EnvOrWhy("jankprobe-watchdog", &why);
+  // On 32-bit ABIs Java's 64-bit store may tear; a torn read of an odd start mixes its halves with the
+  // old word's (0: odd words are cleared at their call's end). With the old low half it is even and is
+  // judged by the gap; with the old high half it is no later than the new start. Either way no deadline
+  // is armed late for the new call, and the re-read below before a capture catches it.
+  uint64_t since = RunningSince(env);
+  if (ctx && since != 0 && fired.fired_ns >= since + lag && g_timing.active.load(std::memory_order_acquire)) {
     g_timing.capturing_since.store(since, std::memory_order_seq_cst);
-    // Still the same call? Dekker with the end (clears running_since, fences, reads capturing_since).
-    if (static_cast<uint64_t>(words.running_since.load(std::memory_order_seq_cst)) == since) {
+    // Still the same call? Dekker with the end (clears running_since or sets ended_since, fences, reads
+    // capturing_since).
+    if (RunningSince(env) == since) {
       g_timing.stack_captures.fetch_add(1, std::memory_order_relaxed);
       hook::StackSample stack = ctx->watchdog ? ctx->watchdog->CaptureMainThreadStack() : hook::StackSample{};
       if (!ctx->watchdog) stack.error = "no watchdog";
@@ -193,13 +242,35 @@ void OnDeadline(const hook::DeadlineFired& fired, void*) {
     }
     g_timing.capturing_since.store(0, std::memory_order_seq_cst);
   }
-  // Dekker with the call's start (Java: store running_since, then read covered; native arm: after that
-  // store, its fence, then deadline_armed): either we see the new call's start here and arm for it, or
+  const jfieldID last_end = g_timing.last_end_field.load(std::memory_order_acquire);
+  if (env && last_end && ctx && ctx->watchdog && g_timing.active.load(std::memory_order_acquire)) {
+    // The clock first: a call whose start this look misses published it after the reads below, so it
+    // started no earlier than the gap it runs in began; arming at now + lag is late for it by at most
+    // that gap's few microseconds of next() before the pass (the start of a later handler of a pass is
+    // the previous one's end, read before it is published).
+    // Only a covered deadline goes on: one armed while covered could not be set (the watchdog thread had
+    // not reached the VM yet, see OnAttach) lapses here, so that the next call arms it covered.
+    const uint64_t now = hook::MonotonicNs();
+    const jni::IdleRefs& refs = jni::Idle();
+    const int64_t end = env->GetStaticLongField(refs.timing_list, last_end);
+    if (end != g_timing.chain_last_end.exchange(end, std::memory_order_relaxed) &&
+        env->GetStaticIntField(refs.timing_list, refs.timing_list_covered) != 0) {
+      since = RunningSince(env);
+      const uint64_t due = since != 0 && !Captured(since) ? since + lag : now + lag;
+      if (ctx->watchdog->Arm(kDeadlineId, due, OnDeadline, nullptr)) {
+        g_timing.deadline_arms.fetch_add(1, std::memory_order_relaxed);
+        g_timing.chain_rearms.fetch_add(1, std::memory_order_relaxed);
+        return;  // deadline_armed and covered stay set
+      }
+    }
+  }
+  // The chain ends. Dekker with the call's start (Java: store its word, then read covered; native arm:
+  // after that store, its fence, then deadline_armed): either we see the new call here and arm for it, or
   // it sees covered (and deadline_armed) down and arms itself. The membarrier is the full fence for both.
-  // The gap word the start is judged by was stored by the main thread before the start (the poll source,
-  // then the wrapper): a start seen after the fence comes with that gap word or a later one.
-  std::string why;
-  JNIEnv* env = EnvOrWhy("jankprobe-watchdog", &why);
+  // The word a call that starts at its gap publishes first is the gap word (the poll source's store,
+  // native code before MessageQueue.next() got to the handlers: no JIT moves Java's read of covered
+  // above it), and lastGap is a plain store: so a gap word seen here (even: a pass may start in it) keeps
+  // a deadline armed, for the call judged running at its lag point, else one lag from now.
   if (env) {
     SetCovered(env, 0);
   } else if (g_timing.watchdog_env.exchange(false, std::memory_order_acq_rel)) {
@@ -210,14 +281,13 @@ void OnDeadline(const hook::DeadlineFired& fired, void*) {
   g_timing.deadline_armed.store(false, std::memory_order_seq_cst);
   g_timing.fence.Heavy();
   if (!ctx || !g_timing.active.load(std::memory_order_acquire)) return;
-  since = static_cast<uint64_t>(words.running_since.load(std::memory_order_seq_cst));
-  if (!jni::IdleCallRunning(since, words.gap_start.load(std::memory_order_seq_cst))) return;
-  bool captured;
-  {
-    std::lock_guard<std::mutex> lock(g_timing.stack_mu);
-    captured = g_timing.stack_since == since;
+  since = RunningSince(env);
+  if (since != 0) {
+    if (!Captured(since)) ArmIfIdle(env, ctx, since + lag);  // a call already caught waits for its end
+    return;
   }
-  if (!captured) ArmIfIdle(env, ctx, since + lag);  // a call already caught waits for its end; the next one arms
+  const uint64_t gap = Words().gap_start.load(std::memory_order_seq_cst);
+  if (gap != 0 && (gap & jni::kGapNotAnIdleStart) == 0) ArmIfIdle(env, ctx, hook::MonotonicNs() + lag);
 }
 
 // Java found covered at 0 after writing running_since: no deadline is sure to cover its call (about once
@@ -340,7 +410,9 @@ jint Record(const hook::InFlightGate::Pass& pass, JNIEnv* env, uint64_t begin, u
 
 jint End(JNIEnv* env, jlong started_ns, jlong ended_ns, jint name_key, jstring handler_class, jboolean keep,
          jboolean counted) {
-  // running_since is 0 already: jni_refs.cc's NativeIdleEnd clears it before it calls this.
+  // running_since is 0 already: jni_refs.cc's NativeIdleEnd clears it before it calls this. A call that
+  // started at its gap wrote none: this says it ended (RunningSince), before AttachStack's fence.
+  g_timing.ended_since.store(static_cast<uint64_t>(started_ns), std::memory_order_relaxed);
   // A call begun before the monitor started, or ending after it stopped, is not recorded (gate closed).
   const hook::InFlightGate::Pass pass = g_timing.gate.Enter(hook::CallerTid(), g_timing.active);
   const jint key = pass.open && started_ns > 0 && ended_ns > 0
@@ -353,15 +425,38 @@ jint End(JNIEnv* env, jlong started_ns, jlong ended_ns, jint name_key, jstring h
 
 const jni::IdleHooks kHooks = {Arm, End};
 
+// TimingIdleHandlerList.lastGap and lastEnd for the watchdog (control path, before the first call).
+bool ResolveFields(std::string* why) {
+  if (g_timing.last_gap_field.load(std::memory_order_acquire) && g_timing.last_end_field.load(std::memory_order_acquire)) {
+    return true;
+  }
+  const jni::IdleRefs& refs = jni::Idle();
+  if (!refs.ok) {
+    *why = refs.why;
+    return false;
+  }
+  JNIEnv* env = EnvOrWhy("jankprobe-control", why);
+  if (!env) return false;
+  const jfieldID last_gap = env->GetStaticFieldID(refs.timing_list, "lastGap", "J");
+  if (jni::TakeException(env, "TimingIdleHandlerList.lastGap", why) || !last_gap) return false;
+  const jfieldID last_end = env->GetStaticFieldID(refs.timing_list, "lastEnd", "J");
+  if (jni::TakeException(env, "TimingIdleHandlerList.lastEnd", why) || !last_end) return false;
+  g_timing.last_gap_field.store(last_gap, std::memory_order_release);
+  g_timing.last_end_field.store(last_end, std::memory_order_release);
+  return true;
+}
+
 }  // namespace
 
-void ActivateTiming(const hook::PluginContext* context, int32_t lag_ms, int32_t record_min_us) {
+bool ActivateTiming(const hook::PluginContext* context, int32_t lag_ms, int32_t record_min_us, std::string* why) {
+  // Without them the watchdog could not see a call that started at its gap (it writes no running word).
+  if (!ResolveFields(why)) return false;
   g_timing.context.store(context, std::memory_order_release);
   // Control path, before any call can enter: the membarrier registration (once per process) and the
   // owner of the single-writer state. No event clock calibration: the idle side never reads that clock
   // (a start taken from the looper's gap was stamped by the poll source, which calibrated it at its start).
-  std::string why;
-  g_timing.fence.Init(&why);  // without it: full fences, and Java calls nativeArm every time (status says)
+  std::string fence_why;
+  g_timing.fence.Init(&fence_why);  // without it: full fences, and Java calls nativeArm every time (status says)
   g_timing.gate.ProposeOwner(context ? context->main_tid : 0);
   // A deadline of an earlier activation may have been dropped by a watchdog Stop without firing: start
   // over (at worst an old one still armed fires once more and finds nothing to do).
@@ -377,6 +472,7 @@ void ActivateTiming(const hook::PluginContext* context, int32_t lag_ms, int32_t 
   g_timing.active.store(true, std::memory_order_seq_cst);
   RetuneTiming(lag_ms, record_min_us);
   jni::SetIdleHooks(&kHooks);
+  return true;
 }
 
 void RetuneTiming(int32_t lag_ms, int32_t record_min_us) {
@@ -414,6 +510,7 @@ IdleCounters TimingCounters() {
   c.deadline_arms = g_timing.deadline_arms.load(std::memory_order_relaxed);
   c.stack_captures = g_timing.stack_captures.load(std::memory_order_relaxed);
   c.arm_calls = g_timing.arm_calls.Load();
+  c.chain_rearms = g_timing.chain_rearms.load(std::memory_order_relaxed);
   c.fence_expedited = g_timing.fence.expedited();
   c.covered_usable = g_timing.watchdog_env.load(std::memory_order_acquire);
   {

@@ -1,10 +1,11 @@
 // What runs around each IdleHandler.queueIdle() call, on the main thread. TimingIdleHandlerList's wrapper
 // takes the start (with the looper's poll source on, the gap the source published at the epoll return before
 // the idle pass for its first handler and the previous handler's end for the others, with no clock read; else
-// System.nanoTime, CLOCK_MONOTONIC; see jni::IdleWords::gap_start) and writes it into a word the watchdog
-// reads (jni::IdleWords::running_since); it calls `arm` only when no watchdog deadline is sure to cover the
-// call (about once per idle.lag_ms, see ArmIfIdle), so a handler that overruns is caught with its own frames
-// on the stack. It takes the end itself too (System.nanoTime) and, in steady state, makes no native call at
+// System.nanoTime, CLOCK_MONOTONIC; see jni::IdleWords::gap_start) and publishes it for the watchdog (a
+// start that is its pass's gap as TimingIdleHandlerList.lastGap, a plain Java static the watchdog reads
+// through JNI; any other in jni::IdleWords::running_since); it calls `arm` only when no watchdog deadline
+// is sure to cover the call (the watchdog keeps its deadline armed while calls go on: after a lag_ms
+// without calls, see OnDeadline), so a handler that overruns is caught with its own frames on the stack. It takes the end itself too (System.nanoTime) and, in steady state, makes no native call at
 // all: a call shorter than FoldBelowNs() (published to the Java side by the monitor) is only added to its
 // handler class's figures (calls, total, longest; kept in Java) and the running word cleared. Every other
 // call goes to `end`: it clears the word, appends an `idle.handler` timeline record when the call took at
@@ -34,15 +35,17 @@ struct IdleCounters {
   uint64_t lags = 0;
   uint64_t deadline_arms = 0;  // watchdog deadlines armed: about one per lag_ms of steady calls, not one per call
   uint64_t stack_captures = 0;  // stacks taken of calls running past lag_ms (one per slow call)
-  uint64_t arm_calls = 0;      // native arm calls from Java: about deadline_arms with the expedited fence,
-                               // every call without it
+  uint64_t arm_calls = 0;      // native arm calls from Java: at most one per lag period in which no call
+                               // ran before (the chain below) with the expedited fence, every call without it
+  uint64_t chain_rearms = 0;   // of deadline_arms: re-armed by the watchdog because calls went on (covered kept)
   bool fence_expedited = false;  // the watchdog side of the Dekker pair is a membarrier
   bool covered_usable = false;   // the watchdog thread reaches the VM: covered may be set (with the membarrier)
   std::string covered_error;     // why TimingIdleHandlerList.covered could not be used (empty: it is)
 };
 
-// Starts timing with this context and thresholds (installs the JNI hooks).
-void ActivateTiming(const hook::PluginContext* context, int32_t lag_ms, int32_t record_min_us);
+// Starts timing with this context and thresholds (installs the JNI hooks). False, with *why, when
+// TimingIdleHandlerList lacks what the watchdog reads (nothing is started then).
+bool ActivateTiming(const hook::PluginContext* context, int32_t lag_ms, int32_t record_min_us, std::string* why);
 void RetuneTiming(int32_t lag_ms, int32_t record_min_us);
 // Below this the Java side folds a call into its class's figures instead of calling `end`:
 // min(record_min_us, lag_ms), so every call that needs a record or a report still reaches the native side.

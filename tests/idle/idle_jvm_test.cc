@@ -145,6 +145,39 @@ TEST_F(IdleJvmTest, WrapperCallsTheNativeArmOnlyWhenNoDeadlineCoversItsCall) {
   }
 }
 
+// While calls go on, the watchdog keeps its deadline armed (and covered set) itself at each lag point, so
+// a stream of calls over several lag periods makes at most the first call arm (the old protocol let the
+// deadline lapse at each fire, and the next call armed it: one nativeArm per lag period on the main
+// thread). Once the calls stop, the chain ends within two lag periods: no watchdog wakes for an app that
+// runs no idle handlers.
+TEST_F(IdleJvmTest, TheWatchdogKeepsTheDeadlineWhileCallsGoOnAndStopsWhenTheyStop) {
+  if (IdleFence() != "membarrier") GTEST_SKIP() << "without membarrier every call takes the native arm";
+  constexpr int kStreamMs = 6 * kLagMs;
+  const uint64_t arm0 = IdleDetail("arm_calls"), rearms0 = IdleDetail("chain_rearms");
+  const uint64_t arms0 = IdleDetail("deadline_arms");
+  ASSERT_NE(rearms0, UINT64_MAX) << CallString("status");
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(Jvm()->CallStatic(kScenarios, "startStream", "(J)V", {J(kStreamMs)}).ok);
+  JavaResult streamed = Jvm()->CallStatic(kScenarios, "awaitStream", "(J)I", {J(10000)});
+  ASSERT_TRUE(streamed.ok) << streamed.why;
+  ASSERT_GT(streamed.value.i, 0) << "the main thread's wrapped calls stalled";
+  const double elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const uint64_t arm_calls = IdleDetail("arm_calls") - arm0, rearms = IdleDetail("chain_rearms") - rearms0;
+  const uint64_t arms = IdleDetail("deadline_arms") - arms0;
+  // The first call arms if the chain had ended before; a watchdog thread that reaches no VM leaves covered
+  // at 0 (the status says "off"), which this test does not expect.
+  ASSERT_EQ(StatusOf("idle").Str("covered"), "java") << CallString("status");
+  EXPECT_LE(arm_calls, 1u) << streamed.value.i << " calls in " << elapsed_ms << " ms; " << CallString("status");
+  // Each fire during the stream re-arms (a late watchdog fires fewer times, never more than once a period).
+  EXPECT_GE(rearms, 2u) << CallString("status");
+  EXPECT_LE(arms, 2 + static_cast<uint64_t>(elapsed_ms / kLagMs)) << CallString("status");
+  // Calls stopped: the next fire finds lastEnd where the last one left it and lets the deadline lapse.
+  usleep(3 * kLagMs * 1000);
+  const uint64_t settled = IdleDetail("chain_rearms");
+  usleep(3 * kLagMs * 1000);
+  EXPECT_EQ(IdleDetail("chain_rearms"), settled) << "the chain goes on with no calls; " << CallString("status");
+}
+
 // A folded call ends in Java, which must clear the running-call word as the native end does: otherwise the
 // watchdog, re-arming for the last start it saw, would find that call "running" past lag_ms once the main
 // thread goes quiet and take a stack of a call that ended long ago.

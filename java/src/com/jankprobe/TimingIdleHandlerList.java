@@ -21,15 +21,18 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   private static final long serialVersionUID = 1L;
 
   /**
-   * Around queueIdle(), in steady state, no native call at all, one clock read and two accesses to the
-   * shared words (the gap word's get and RUNNING_SINCE's put). The call's start (see Timed#queueIdle):
-   * with the looper monitor's poll source on, the first handler of an idle pass starts at the gap the poll
-   * source published (GAP_START) and the next ones at the previous handler's end; otherwise
-   * System.nanoTime (CLOCK_MONOTONIC on HotSpot and on ART, the clock the watchdog's deadlines use). The
-   * wrapper writes the start into a word the native watchdog reads (RUNNING_SINCE), so a handler that
-   * overruns is caught while it runs; only when no armed deadline is sure to cover the call ({@link
-   * #covered} is 0: about once per lag_ms, or always where the native side needs a real fence) it calls
-   * nativeArm.
+   * Around queueIdle(), in steady state, no native call at all, one clock read and one access to the
+   * shared words (the gap word's get) for a handler that starts at its pass's gap, the common case with the
+   * poll source on; two more (RUNNING_SINCE's put at the start and its clear) for any other. The call's
+   * start (see Timed#queueIdle): with the looper monitor's poll source on, the first handler of an idle
+   * pass starts at the gap the poll source published (GAP_START) and the next ones at the previous
+   * handler's end; otherwise System.nanoTime (CLOCK_MONOTONIC on HotSpot and on ART, the clock the
+   * watchdog's deadlines use). The native watchdog must see the call running, so that a handler that
+   * overruns is caught while it runs: a start taken from the gap is published as {@link #lastGap}, a
+   * plain static, and every other start in a word the watchdog reads (RUNNING_SINCE). Only when no armed
+   * deadline is sure to cover the call ({@link #covered} is 0: after a lag_ms without calls, since the
+   * watchdog keeps its deadline armed while calls go on, see lastEnd; or always where the native side
+   * needs a real fence) the wrapper calls nativeArm.
    *
    * It takes the end itself too and adds the call to its handler class's figures (calls, total and longest
    * time, kept in the class's figures holder: see {@link Timed}). A call shorter than {@link #foldBelowNs} (min(idle.record_min_us,
@@ -41,17 +44,19 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
    * which the native side keeps this handler's interned class name; passing it back next time spares
    * reading the string (0: not known yet; a stale key is detected natively and the name read again).
    *
-   * What RUNNING_SINCE holds tells the watchdog how to judge it (jni::IdleCallRunning): a start
-   * taken from the gap word is that word's value (bit 0 clear: GAP_NOT_AN_IDLE_START is not set on a gap
-   * a pass may start at); every other start gets bit 0 set (1 ns later; start and record use the same
-   * value). An odd word runs until cleared, so its call clears it at the end, folded or not. An even
-   * word runs only while the gap word still holds it: the main thread runs no poll inside a handler, and
-   * the look that follows the pass starts a new gap (or the thread waits in epoll: 0). So a folded call
-   * that started at its gap leaves the word as it is, one buffer call less per call.
+   * How the watchdog judges what runs (idle/idle_timing.cc, RunningSince): a start taken from the gap
+   * word is that word's value (bit 0 clear: GAP_NOT_AN_IDLE_START is not set on a gap a pass may start
+   * at); every other start gets bit 0 set (1 ns later; start and record use the same value) and goes into
+   * RUNNING_SINCE. An odd word runs until cleared, so its call clears it at the end, folded or not. A gap
+   * start runs while the gap word still holds lastGap and its end did not go native: the main thread runs
+   * no poll inside a handler, and the look that follows the pass starts a new gap (or the thread waits in
+   * epoll: 0). So a call that starts at its gap writes no shared word at all, and a folded one has nothing
+   * to clear.
    *
    * Why plain direct-buffer puts and gets: VarHandle exists only from Android 13 (API 33) and Unsafe is
-   * hidden API. The store of running_since and the read of covered form a Dekker pair with the watchdog's
-   * clear of covered and read of running_since; the watchdog side runs a membarrier
+   * hidden API. The store of running_since (for a gap start: the poll source's store of the gap word,
+   * native code before MessageQueue.next() reached the handlers) and the read of covered form a Dekker pair
+   * with the watchdog's clear of covered and read of running_since and the gap word; the watchdog side runs a membarrier
    * (hook/asymmetric_fence.h), so this side needs only its program order: HotSpot puts a CPU-order barrier
    * around Unsafe accesses off the heap (the buffer's put), and a volatile read is an acquire no JIT hoists
    * above an earlier store with memory side effects (ART's Memory.poke intrinsics are such; its compiler
@@ -180,8 +185,16 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
     }
   }
 
-  // The previous call's gap word and end (System.nanoTime): see Timed#queueIdle. Plain statics, used only by
-  // the thread that runs the queue's idle handlers (the main looper's, the only queue whose list is ours).
+  // The gap word of the call running now or last (written before its handler runs) and the previous call's
+  // end (System.nanoTime): see Timed#queueIdle. Plain statics, written only by the thread that runs the
+  // queue's idle handlers (the main looper's, the only queue whose list is ours). The watchdog reads both
+  // through JNI (idle/idle_timing.cc; plain loads, a lag period after the stores at the earliest):
+  // - lastGap: a call that started at its pass's gap (even) writes no shared word; it runs while the gap
+  //   word still holds lastGap (no poll inside an idle handler: the look after the pass starts another
+  //   gap) and its end did not go native. One direct-buffer put less per call than writing RUNNING_SINCE:
+  //   a putstatic in every tier, where the put is a call chain in C1's profiling tier.
+  // - lastEnd: it moved since the watchdog's last look, so calls ran in that lag period: the watchdog keeps
+  //   the deadline armed (and covered set) for the next ones, instead of letting the next call arm it.
   static long lastGap;
   static long lastEnd;
 
@@ -260,7 +273,10 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
       } else {
         start = System.nanoTime() | CLEARED_AT_END;
       }
-      RUNNING_SINCE.put(RUNNING_SINCE_INDEX, start);
+      // Published before the handler runs: the watchdog judges a call that started at its gap by this
+      // field (read through JNI), so such a call writes no shared word (see lastGap).
+      lastGap = gap;
+      if ((start & CLEARED_AT_END) != 0) RUNNING_SINCE.put(RUNNING_SINCE_INDEX, start);
       if (covered == 0) nativeArm(start);
       boolean keep = false;
       try {
@@ -268,7 +284,6 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
         return keep;
       } finally {
         final long end = System.nanoTime();
-        lastGap = gap;
         lastEnd = end;
         final long dur = end > start ? end - start : 0;  // a gap start may be up to 50 us ahead of nanoTime
         final Timed f = figures;
@@ -277,7 +292,7 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
           f.totalNs += dur;
           if (dur > f.maxNs) f.maxNs = dur;
           if (dur < foldBelowNs) {
-            // A start at the pass's gap (even) ends with the gap (the next look starts another): no clear.
+            // A start at the pass's gap (even) wrote no word: nothing to clear.
             if ((start & CLEARED_AT_END) != 0) RUNNING_SINCE.put(RUNNING_SINCE_INDEX, 0L);
           } else {
             f.unfolded++;  // the rare path counts, not the folded one: one store less per folded call
