@@ -87,8 +87,9 @@ TEST(RuntimeTerminate, TheLibraryHoldsNoDemangler) {
 }
 
 // RELRO is written by the loader's relocations, so each of its pages is private and resident in every app
-// that loads us. Without the demangler's tables and with our own relocated tables moved after .data
-// (lib/pointer_tables.ld), what is left (the runtime's vtables, .dynamic, the GOT: ~2.8 KB) fits one page.
+// that loads us. Without the demangler's tables and with the input monitor's and JNI_OnLoad's relocated
+// tables moved after .data (lib/pointer_tables.ld), what is left (the runtime's vtables, our other small
+// tables, .dynamic, the GOT: ~3.6 KB) fits one page.
 // A new table that lands in RELRO again (a rule that no longer matches), or a runtime member pulled back
 // in, shows here before it costs a page. Checked where the runtime is linked in statically (the shipped
 // configuration); a build against libstdc++.so lays out its own.
