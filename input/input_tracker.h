@@ -130,7 +130,7 @@ class InputTracker {
   // tracker is not constructed yet. (The event clock's line too made GCC keep its address in a saved
   // register across the call: one push and pop more per proxy. The pending slot a FINISHED will take was
   // tried as well, its seq read before the send from where the bound layout has it: SentAt<6>'s largest
-  // stall left went, but the send proxy grew by a code line and ~7 instructions, and their sum in situ
+  // stall left went, but the send proxy grew by a code line and ~13 instructions, and their sum in situ
   // was no lower: BENCHMARKS.md, session 8 input8.)
   static void PrefetchPerEventLines() noexcept {
     const char* const t = reinterpret_cast<const char*>(internal::g_tracker_storage);
