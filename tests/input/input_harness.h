@@ -43,6 +43,7 @@ struct Harness {
       std::lock_guard<std::mutex> lock(h->mu);
       h->capture_times.push_back(hook::MonotonicNs());
     }
+    h->cv.notify_all();  // WaitForCaptures
     const size_t n = std::strlen(kFakeStack) < cap ? std::strlen(kFakeStack) : cap;
     std::memcpy(buf, kFakeStack, n);
     return static_cast<long>(n);
@@ -83,6 +84,11 @@ struct Harness {
   }
 
   // Reports of a type, parsed; waits up to timeout_ms for at least `want` of them.
+  // Until `want` stacks have been captured in all, or timeout_ms passed: whether they were.
+  bool WaitForCaptures(size_t want, int timeout_ms) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return capture_times.size() >= want; });
+  }
   std::vector<rapidjson::Document> Reports(const std::string& type, size_t want = 0, int timeout_ms = 0) {
     std::unique_lock<std::mutex> lock(mu);
     auto matching = [&] {
