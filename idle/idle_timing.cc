@@ -96,8 +96,9 @@ void OnDeadline(const hook::DeadlineFired& fired, void*);
 // past lag_ms in all could cost a needless stack there (no report uses it: reports come from End).
 // seq_cst loads: the capture's re-check is a Dekker pair with End (ended_since, the clear of running_since).
 // On 32-bit ABIs a torn lastGap read compares unequal (or equal only to this gap): at worst the call is
-// judged once more at the next look.
-uint64_t RunningSince(JNIEnv* env) {
+// judged once more at the next look. Always inline (here and Captured): a function of its own would sit
+// in plain .text, outside the ordered text (lib/startup_order.ld), and OnDeadline runs every lag_ms.
+__attribute__((always_inline)) inline uint64_t RunningSince(JNIEnv* env) {
   jni::IdleWords& words = Words();
   const uint64_t since = static_cast<uint64_t>(words.running_since.load(std::memory_order_seq_cst));
   if ((since & jni::kGapNotAnIdleStart) != 0) return since;  // odd: TimingIdleHandlerList.CLEARED_AT_END
@@ -113,7 +114,7 @@ uint64_t RunningSince(JNIEnv* env) {
 }
 
 // The watchdog took the stack of the call that started at `since` already.
-bool Captured(uint64_t since) {
+__attribute__((always_inline)) inline bool Captured(uint64_t since) {
   std::lock_guard<std::mutex> lock(g_timing.stack_mu);
   return g_timing.stack_since == since;
 }
