@@ -54,19 +54,20 @@ int Plugin::Export(const char* path, int format) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (!ran_) return Fail(JANKPROBE_ERR_STATE, "nothing to export: the plugin never ran on this device");
-  // It ran, but no monitor has been on yet (ApplyLocked makes the ring for the first one): an empty trace,
-  // as when the ring was made at start.
-  if (!timeline_ && !MakeTimelineNowLocked()) return Fail(JANKPROBE_ERR_IO, "cannot allocate the timeline");
   // Records still on their way into the timeline (the poll source's finished dispatches wait in its ring
-  // for the watchdog) are exported too; what is still running is not (it has no end yet).
-  TimelineRead live = reports_.SnapshotWithInFlight(*timeline_, MonotonicNs(), /*running_too=*/false);
+  // for the watchdog) are exported too; what is still running is not (it has no end yet). It ran, but no
+  // monitor has been on yet (ApplyLocked makes the ring for the first one): nothing was recorded, so the
+  // trace has the process and thread names only (and a recovered previous run), the same empty trace as
+  // from an empty ring, without making the ring (132 KiB mapped, its header page resident) for it.
+  TimelineRead live;
+  if (timeline_) live = reports_.SnapshotWithInFlight(*timeline_, MonotonicNs(), /*running_too=*/false);
   std::vector<TraceProcess> processes;
   TraceProcess current;
   current.pid = static_cast<int32_t>(getpid());
   current.name = ProcessName() + " (jankprobe)";
   current.events = &live.events;
-  current.strings = &timeline_->strings();
-  current.time_origin_ns = timeline_->start_monotonic_ns();
+  current.strings = timeline_ ? &timeline_->strings() : nullptr;
+  current.time_origin_ns = timeline_ ? timeline_->start_monotonic_ns() : MonotonicNs();
   for (const Event& e : live.events) current.threads.emplace(e.tid, "thread " + std::to_string(e.tid));
   current.threads[main_tid_] = "main";
   if (watchdog_.thread_tid() != 0) current.threads[static_cast<uint32_t>(watchdog_.thread_tid())] = "jankprobe watchdog";
