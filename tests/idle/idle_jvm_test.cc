@@ -164,18 +164,25 @@ TEST_F(IdleJvmTest, TheWatchdogKeepsTheDeadlineWhileCallsGoOnAndStopsWhenTheySto
   const double elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const uint64_t arm_calls = IdleDetail("arm_calls") - arm0, rearms = IdleDetail("chain_rearms") - rearms0;
   const uint64_t arms = IdleDetail("deadline_arms") - arms0;
-  // The first call arms if the chain had ended before; a watchdog thread that reaches no VM leaves covered
-  // at 0 (the status says "off"), which this test does not expect.
+  // The first call arms if the chain had ended before, and once more if that deadline was armed before the
+  // watchdog thread reached the VM (this test run first in its process: the uncovered deadline lapses at
+  // its first fire); the old protocol armed once per lag period (6 here). A watchdog thread that reaches
+  // no VM leaves covered at 0 (the status says "off"), which this test does not expect.
   ASSERT_EQ(StatusOf("idle").Str("covered"), "java") << CallString("status");
-  EXPECT_LE(arm_calls, 1u) << streamed.value.i << " calls in " << elapsed_ms << " ms; " << CallString("status");
+  EXPECT_LE(arm_calls, 2u) << streamed.value.i << " calls in " << elapsed_ms << " ms; " << CallString("status");
   // Each fire during the stream re-arms (a late watchdog fires fewer times, never more than once a period).
   EXPECT_GE(rearms, 2u) << CallString("status");
   EXPECT_LE(arms, 2 + static_cast<uint64_t>(elapsed_ms / kLagMs)) << CallString("status");
-  // Calls stopped: the next fire finds lastEnd where the last one left it and lets the deadline lapse.
-  usleep(3 * kLagMs * 1000);
-  const uint64_t settled = IdleDetail("chain_rearms");
-  usleep(3 * kLagMs * 1000);
-  EXPECT_EQ(IdleDetail("chain_rearms"), settled) << "the chain goes on with no calls; " << CallString("status");
+  // Calls stopped: the second fire after them finds lastEnd where the first left it and lets the deadline
+  // lapse. A watchdog thread the host runs late may take longer to get there: a few tries, each a quiet
+  // span of three lag periods; a chain that never ends moves in every one.
+  bool settled = false;
+  for (int i = 0; i < 5 && !settled; ++i) {
+    const uint64_t before = IdleDetail("chain_rearms");
+    usleep(3 * kLagMs * 1000);
+    settled = IdleDetail("chain_rearms") == before;
+  }
+  EXPECT_TRUE(settled) << "the chain goes on with no calls; " << CallString("status");
 }
 
 // A folded call ends in Java, which must clear the running-call word as the native end does: otherwise the
