@@ -168,11 +168,12 @@ struct IdleHooks {
 // below): the main thread's one gate line per gap holds the gate's depth, fence and flag, this gap word
 // and the idle call's start, so a wake from epoll misses once there, not once more for a line of these.
 struct IdleWords {
-  // Byte 0, written by Java: the start of the queueIdle() call running on the main thread; 0 when none.
-  // Odd: a start the call clears at its end (the wrapper itself for a folded call, else the native end's
-  // entry before anything else, so the clear precedes the end's fence with the watchdog's capture). Even:
-  // the gap_start value the pass began at, left in place by a folded call; that call runs only while
-  // gap_start still holds the same value (see IdleCallRunning). Read by the watchdog.
+  // Byte 0, written by Java: the start of the queueIdle() call running on the main thread, always odd (bit 0
+  // set: the call clears it at its end, the wrapper itself for a folded call, else the native end's entry
+  // before anything else, so the clear precedes the end's fence with the watchdog's capture); 0 when none.
+  // A call that starts at its pass's gap writes nothing here: the wrapper publishes that gap as the Java
+  // static TimingIdleHandlerList.lastGap, and the watchdog judges it running while gap_start still holds it
+  // (idle/idle_timing.cc, RunningSince). Read by the watchdog.
   std::atomic<int64_t> running_since{0};
   // Byte 8 (Java never reads it): the poll source's "a check or sample deadline is outstanding" flag (0 or
   // 1; looper/poll_timing.cc, Armed()): the main thread reads it at every gap start, the watchdog writes it
@@ -201,16 +202,6 @@ static_assert(std::atomic<int64_t>::is_always_lock_free && std::atomic<uint64_t>
 static_assert(offsetof(IdleWords, running_since) == 0 && offsetof(IdleWords, gap_start) == 16 &&
                   sizeof(IdleWords) == 24 && sizeof(std::atomic<int64_t>) == 8 && sizeof(std::atomic<uint64_t>) == 8,
               "TimingIdleHandlerList's RUNNING_SINCE and GAP_START offsets, its WORDS_BYTES");
-// Whether the queueIdle() call whose start the watchdog read from running_since (`since`) is still running,
-// given the gap_start value read after it (`gap`). An odd start is cleared by its call's end, so it runs
-// while nonzero. An even start is the gap the call's pass began at (the wrapper wrote the gap word's value,
-// bit 0 clear), and a folded call leaves it: the main thread polls nowhere inside an idle handler, so its
-// call runs only while the gap word still holds that value; the look after the pass starts a new gap, a
-// wait clears the word. (A poll source stopped during the call also clears it: that call's overrun is then
-// caught without a stack. On 32-bit ABIs see OnDeadline in idle/idle_timing.cc for a torn read.)
-inline bool IdleCallRunning(uint64_t since, uint64_t gap) {
-  return since != 0 && ((since & kGapNotAnIdleStart) != 0 || since == gap);
-}
 // What the main thread touches per looper gap, in one 128-byte pair of lines (the L2's adjacent-line
 // prefetch fetches a line's pair partner with it): the poll source's gate (one line: its depth, fence and
 // flag, then the IdleWords as its owner words) and the line after it, the poll source's own per-gap words

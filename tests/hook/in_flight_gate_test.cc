@@ -244,13 +244,11 @@ TEST(OwnerOnlyGate, IsOneLineEndingWithTheCallersWords) {
   EXPECT_EQ(idle / 128, reinterpret_cast<uintptr_t>(&block.poll_clock.limit) / 128) << "not one 128-byte pair";
 }
 
-// InFlightGate's Dekker property for the owner-only gate: the owner touches `resource` only when the gate
-// is open, the closing thread takes it away right after Drain.
-TEST(OwnerOnlyGate, NoPassIsOpenAfterCloseAndDrainUnderTraffic) {
-  struct Words {
-    std::atomic<uint64_t> w{0};
-  };
-  static OwnerOnlyGate<Words> gate;
+// The Dekker property of a gate with its own fence and flag (Open/Close, EnterOwner()), under traffic: an
+// owner thread touches `resource` only when the gate is open, the closing thread takes it away right after
+// Drain, 300 times. Leaves the gate open, the owner joined.
+template <typename Gate>
+void ExpectNoPassOpenAfterCloseAndDrain(Gate& gate) {
   gate.fence().Init(nullptr);
   gate.Open();
   std::atomic<bool> stop{false}, started{false};
@@ -282,6 +280,15 @@ TEST(OwnerOnlyGate, NoPassIsOpenAfterCloseAndDrainUnderTraffic) {
   owner.join();
   EXPECT_EQ(bad.load(), 0);
   EXPECT_GT(opened.load(), 0);
+}
+
+// InFlightGate's Dekker property for the owner-only gate; then closed means closed, nested too.
+TEST(OwnerOnlyGate, NoPassIsOpenAfterCloseAndDrainUnderTraffic) {
+  struct Words {
+    std::atomic<uint64_t> w{0};
+  };
+  static OwnerOnlyGate<Words> gate;
+  ExpectNoPassOpenAfterCloseAndDrain(gate);
   gate.Close();
   gate.Drain();
   EXPECT_FALSE(gate.EnterOwner());
@@ -293,41 +300,10 @@ TEST(OwnerOnlyGate, NoPassIsOpenAfterCloseAndDrainUnderTraffic) {
   gate.LeaveOwner();
 }
 
-// The Dekker property for a gate with its own fence and flag (Open/Close, EnterOwner()): the owner touches
-// `resource` only when the gate is open, the closing thread takes it away right after Drain.
+// The same for InFlightGate with its own fence and flag; then closed means closed, the outermost entry too.
 TEST(InFlightGate, OwnFlagPassIsNeverOpenAfterCloseAndDrainUnderTraffic) {
   InFlightGate gate;
-  gate.fence().Init(nullptr);
-  gate.Open();
-  std::atomic<bool> stop{false}, started{false};
-  int value = 42;
-  std::atomic<int*> resource{&value};
-  std::atomic<long> opened{0}, bad{0};
-  std::thread owner([&] {
-    started = true;
-    while (!stop.load(std::memory_order_relaxed)) {
-      if (gate.EnterOwner()) {
-        int* r = resource.load(std::memory_order_relaxed);
-        if (r == nullptr || *r != 42) ++bad;
-        ++opened;
-      }
-      gate.LeaveOwner();
-    }
-  });
-  while (!started) std::this_thread::yield();
-  for (int round = 0; round < 300; ++round) {
-    gate.Close();
-    gate.Drain();
-    resource.store(nullptr, std::memory_order_relaxed);
-    std::this_thread::yield();
-    resource.store(&value, std::memory_order_relaxed);
-    gate.Open();
-    std::this_thread::yield();
-  }
-  stop = true;
-  owner.join();
-  EXPECT_EQ(bad.load(), 0);
-  EXPECT_GT(opened.load(), 0);
+  ExpectNoPassOpenAfterCloseAndDrain(gate);
   // The owner gone (joined), this thread may enter: closed means closed.
   gate.Close();
   gate.Drain();
