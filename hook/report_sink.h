@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hook/report.h"
+#include "hook/text_release.h"
 
 namespace jp::hook {
 
@@ -71,6 +72,14 @@ class ReportSink {
   // Stops the delivery thread (queued reports are delivered first). Submit restarts it when needed.
   void StopDelivery();
 
+  // What the delivery thread runs once it has delivered every report it found queued (the queue empty
+  // again), outside the lock, before Flush returns: by default ReleaseStartOnlyText (hook/text_release.h),
+  // which gives back the rare text a report brought in (the verdict, the stack, the rendering, the
+  // listener's JNI call). Once per delivery burst, so at most as often as reports pass the rate limit.
+  // nullptr runs nothing. Tests set their own; set it before the first Submit.
+  using AfterBurst = void (*)();
+  void SetAfterBurst(AfterBurst fn);
+
  private:
   void DeliveryLoop();
   bool AllowLocked(const std::string& type, uint64_t now_ns);
@@ -83,6 +92,8 @@ class ReportSink {
   bool delivering_ = false;
   ReportListener listener_ = nullptr;
   void* listener_arg_ = nullptr;
+  AfterBurst after_burst_ = &ReleaseStartOnlyText;  // an initializer, not a constructor: no new out-of-line
+                                                     // code in plain .text at start (lib/startup_order.ld)
   int max_per_minute_ = 10;
   int max_stack_frames_ = 0;
   std::vector<std::string> key_packages_;

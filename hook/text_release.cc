@@ -1,9 +1,11 @@
-// See text_release.h. Runs on the thread that called start, configure or stop, once they are done: no
-// lock of the plugin is held, nothing here runs on a hooked path.
+// See text_release.h. Runs on the thread that called start, configure, stop, status or export, once they
+// are done, or on the report delivery thread after a burst: no lock of the plugin or of the report sink is
+// held, nothing here runs on a hooked path.
 //
 // Layout rule this depends on (tools/footprint/startup_order.py): this file, and the callers on the stack
 // while it runs (jankprobe_start / _configure / _stop and their JNI natives), sit in the steady-state part of the
-// text. Code that ran after the madvise in the start-only range would fault its window straight back.
+// text (ReportSink::DeliveryLoop by its section name, hook/report_sink.cc). Code that ran after the madvise
+// in the released range would fault its window straight back.
 #include "hook/text_release.h"
 
 #include <fcntl.h>

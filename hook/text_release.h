@@ -63,8 +63,9 @@ TextReleaseResult ReleaseReadOnlyFilePages(const void* begin, const void* end, c
 // segment, the read-only one holding its ELF header (whole pages, as mapped): ~40 KiB that only load and
 // start need, as long as the steady code reads no constant or string from it (a reader faults it back,
 // and nothing is lost: the next release drops it again).
-// Called by jankprobe_start, jankprobe_configure and jankprobe_stop on the caller's thread once they are
-// done. Does nothing when the library was linked without the range (the static libraries in tests), or
+// Called by jankprobe_start, _configure, _stop, _status and _export on the caller's thread once they are
+// done, and by the report delivery thread once it has delivered a burst of reports (hook/report_sink.cc:
+// a lag's verdict, stack and rendering ran rare code, given back without waiting for the app's next call). Does nothing when the library was linked without the range (the static libraries in tests), or
 // when the environment has JANKPROBE_TEXT_RELEASE=off. Thread-safe; never throws.
 void ReleaseStartOnlyText();
 

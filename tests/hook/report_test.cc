@@ -4,7 +4,9 @@
 #include <atomic>
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "hook/report.h"
@@ -194,6 +196,78 @@ TEST(ReportSink, DeliversOffTheSubmittingThreadAndRateLimitsPerType) {
   EXPECT_FALSE(received.on_submit_thread.load());
   EXPECT_EQ(sink.Kept().size(), 4u);
   sink.StopDelivery();
+}
+
+// A delivery burst: the listener held on the first report until the test queued two more behind it. The
+// after-burst step (the text release in the library) runs once, after the third listener call, with the
+// sink's lock free (it reads the sink), and before Flush returns; a later report is a burst of its own.
+struct Burst {
+  ReportSink* sink = nullptr;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false;  // the first listener call may return
+  int delivered = 0;
+  int after_calls = 0;
+  int delivered_at_after = -1;
+  uint64_t submitted_at_after = 0;
+};
+Burst* g_burst = nullptr;
+
+void HeldListener(const char*, void*) {
+  std::unique_lock<std::mutex> lock(g_burst->mu);
+  g_burst->cv.wait_for(lock, std::chrono::seconds(5), [] { return g_burst->open; });
+  ++g_burst->delivered;
+}
+
+void CountAfterBurst() {
+  const uint64_t submitted = g_burst->sink->submitted();  // takes the sink's lock: a deadlock if it were held
+  std::lock_guard<std::mutex> lock(g_burst->mu);
+  ++g_burst->after_calls;
+  g_burst->delivered_at_after = g_burst->delivered;
+  g_burst->submitted_at_after = submitted;
+}
+
+TEST(ReportSink, RunsTheAfterBurstStepOnceWhenTheQueueIsEmptyAgain) {
+  ReportSink sink;
+  Burst burst;
+  burst.sink = &sink;
+  g_burst = &burst;
+  sink.SetAfterBurst(CountAfterBurst);
+  sink.SetListener(HeldListener, nullptr);
+  sink.SetLimits(0, {});
+  Report r;
+  r.monitor = "input";
+  r.type = "touch_lag";
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(sink.Submit(r, nullptr, 1));
+  {
+    std::lock_guard<std::mutex> lock(burst.mu);
+    EXPECT_EQ(burst.after_calls, 0);  // the first report is still with the listener
+    burst.open = true;
+  }
+  burst.cv.notify_all();
+  ASSERT_TRUE(sink.Flush(5000));
+  {
+    std::lock_guard<std::mutex> lock(burst.mu);
+    EXPECT_EQ(burst.delivered, 3);
+    EXPECT_EQ(burst.after_calls, 1);
+    EXPECT_EQ(burst.delivered_at_after, 3);
+    EXPECT_EQ(burst.submitted_at_after, 3u);
+  }
+  ASSERT_TRUE(sink.Submit(r, nullptr, 1));
+  ASSERT_TRUE(sink.Flush(5000));
+  {
+    std::lock_guard<std::mutex> lock(burst.mu);
+    EXPECT_EQ(burst.delivered, 4);
+    EXPECT_EQ(burst.after_calls, 2);
+  }
+  // Reports with no listener are only kept: no delivery, no burst.
+  sink.SetListener(nullptr, nullptr);
+  ASSERT_TRUE(sink.Submit(r, nullptr, 1));
+  ASSERT_TRUE(sink.Flush(5000));
+  sink.StopDelivery();
+  std::lock_guard<std::mutex> lock(burst.mu);
+  EXPECT_EQ(burst.after_calls, 2);
+  g_burst = nullptr;
 }
 
 TEST(ReportSink, KeepsABoundedHistory) {

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -134,6 +135,7 @@ bool TextMapping(const char* file, uintptr_t* start, uintptr_t* end) {
 using StartFn = int (*)(const char*);
 using StopFn = void (*)();
 using StatusFn = const char* (*)();
+using SetListenerFn = void (*)(void (*)(const char*, void*), void*);
 
 // Runs `body` in a forked child with the library loaded; the child's failures come back as its stderr
 // lines (gtest in a child does not report to the parent): exit 0 = pass.
@@ -362,6 +364,94 @@ TEST(TextReleaseLibrary, TheWatchdogRunningAcrossTheReleaseFaultsNothingBack) {
       }
     }
     stop();
+    return 0;
+  });
+}
+
+// The "releases" counter of a status's text_release object; -1 if absent.
+long Releases(const std::string& status) {
+  const size_t at = status.find("\"text_release\":{");
+  if (at == std::string::npos) return -1;
+  const size_t key = status.find("\"releases\":", at);
+  return key == std::string::npos ? -1 : strtol(status.c_str() + key + 11, nullptr, 10);
+}
+
+// What the report listener saw, in the child: it runs on the delivery thread.
+struct Delivery {
+  uintptr_t first = 0, last = 0;  // the released range, as loaded
+  std::atomic<int> reports{0};
+  std::atomic<long> resident_at_listener{-1};  // pages of the range resident while the listener ran
+};
+Delivery g_delivery;
+
+void CountResidentOnReport(const char*, void*) {
+  g_delivery.resident_at_listener = static_cast<long>(PresentPages(g_delivery.first, g_delivery.last).size());
+  ++g_delivery.reports;
+}
+
+// A lag report runs rare code (the verdict, the rendering, the delivery) and maps its windows back in; the
+// delivery thread gives them back once it has delivered what it found queued (hook/report_sink.cc), without
+// waiting for the app's next status, export or stop.
+TEST(TextReleaseLibrary, AfterAReportWasDeliveredNoPageOfTheRangeIsResident) {
+  if (JP_SANITIZED) GTEST_SKIP() << "sanitizer runtimes run our code in their own ways";
+  const Released s = ReleasedRange();
+  ASSERT_GT(s.last, s.first) << "no .text.jp_rare / .text.jp_start_only in " << JP_LIBRARY_PATH;
+  InChild([&](void* so) {
+    auto start = reinterpret_cast<StartFn>(dlsym(so, "jankprobe_start"));
+    auto stop = reinterpret_cast<StopFn>(dlsym(so, "jankprobe_stop"));
+    auto status = reinterpret_cast<StatusFn>(dlsym(so, "jankprobe_status"));
+    auto last_error = reinterpret_cast<StatusFn>(dlsym(so, "jankprobe_last_error"));
+    auto set_listener = reinterpret_cast<SetListenerFn>(dlsym(so, "jankprobe_set_report_listener"));
+    CHILD_CHECK(start && stop && status && last_error && set_listener, 10, "missing exports");
+    Dl_info info{};
+    CHILD_CHECK(dladdr(reinterpret_cast<void*>(start), &info) && info.dli_fbase, 11, "dladdr");
+    const uintptr_t base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+    g_delivery.first = base + s.first;
+    g_delivery.last = base + s.last;
+    set_listener(&CountResidentOnReport, nullptr);
+    // The input monitor against the host libinput.so fixture: a touch held past lag_ms is a touch_lag report.
+    CHILD_CHECK(start("{\"input\": {\"enabled\": true, \"lag_ms\": 40, \"anr_ms\": 5000, \"android_api\": 34},"
+                      " \"idle\": {\"enabled\": false}, \"barrier\": {\"enabled\": false},"
+                      " \"looper\": {\"enabled\": false}}") == 0,
+                12, "jankprobe_start: %s", last_error());
+    // The count before the report (this status releases once more when it returns).
+    const long before = Releases(status());
+    CHILD_CHECK(before >= 1, 13, "no releases count in the status");
+
+    jpfx_channel* ch = jpfx_channel_open(34, JPFX_IO_BIONIC);
+    CHILD_CHECK(ch, 14, "cannot open the fixture channel: %s", strerror(errno));
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    CHILD_CHECK(jpfx_publish_motion(ch, 1, 1, int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec, 1) == 0, 15, "publish");
+    jpfx_event ev;
+    CHILD_CHECK(jpfx_consume(ch, &ev) == 1, 16, "consume");
+    usleep(150 * 1000);  // the app "handles" the touch for 150 ms: past lag_ms, the length of the lag
+    CHILD_CHECK(jpfx_finish(ch, ev.seq, 1, ev.consume_time) == 0, 17, "finish");
+    uint32_t fseq;
+    int handled;
+    int64_t ct;
+    while (jpfx_dispatcher_receive(ch, &fseq, &handled, &ct) > 0) {
+    }
+    // Ground truth, bounded: the listener ran (the report reached the app), then the range is given back.
+    for (int i = 0; i < 5000 && g_delivery.reports.load() == 0; ++i) usleep(1000);
+    CHILD_CHECK(g_delivery.reports.load() >= 1, 18, "no report delivered within 5 s");
+    // The report did bring rare text back (else this test proves nothing).
+    CHILD_CHECK(g_delivery.resident_at_listener.load() > 0, 19,
+                "no page of the range was resident while the listener ran: the report ran no rare code?");
+    std::vector<uintptr_t> left = PresentPages(g_delivery.first, g_delivery.last);
+    for (int i = 0; i < 2000 && !left.empty(); ++i) {
+      usleep(1000);
+      left = PresentPages(g_delivery.first, g_delivery.last);
+    }
+    CHILD_CHECK(left.empty(), 20, "%zu pages of the range still resident 2 s after the delivery (%ld at the "
+                "listener), first +%lx", left.size(), g_delivery.resident_at_listener.load(),
+                static_cast<unsigned long>(left.empty() ? 0 : left[0] - base));
+    // The delivery thread's release is counted: the status before, its own release, at least one more.
+    const std::string st = status();
+    CHILD_CHECK(Releases(st) >= before + 2, 21, "releases %ld before, now: %s", before, st.c_str());
+    jpfx_channel_close(ch);
+    stop();
+    set_listener(nullptr, nullptr);
     return 0;
   });
 }
