@@ -52,6 +52,9 @@ InputTracker& InputTracker::Get() {
                     offsetof(InputTracker, ring_producer_) + sizeof(FinishedRing::Producer) <= 4 * 64 &&
                     kOwnerLineOffset == 2 * 64,
                 "the gate's owner line (its last) and line A are the pair at bytes 128-255");
+  static_assert(offsetof(InputTracker, owner_clock_) == kOwnerClockOffset && kOwnerClockOffset == 4 * 64 &&
+                    offsetof(InputTracker, events_finished_) >= 5 * 64,
+                "line B: the owner's clock copy, and no word other threads write");
 #pragma GCC diagnostic pop
   // Never destroyed: proxies left in another tool's chain and late watchdog callbacks may still look.
   static InputTracker* tracker = new (internal::g_tracker_storage) InputTracker;
@@ -93,6 +96,7 @@ void InputTracker::Enable(const Settings& s) {
   channels_.Clear();
   clean_fd_.store(-1, std::memory_order_relaxed);
   armed_due_ns_.store(UINT64_MAX, std::memory_order_relaxed);
+  owner_clock_.limit = 0;  // the owner's next read copies the process anchor (calibrated above) again
   // Reports and exports see the records the ring still holds (registered before any can be pushed).
   lent_to_ = s.context ? s.context->reports : nullptr;
   if (lent_to_) lent_to_->AddInFlightProvider(&LendFinished, this);

@@ -99,12 +99,12 @@ class InputTracker {
   // is full) finished nothing; the retry that succeeds does.
   ssize_t OnReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
     if (n <= 0) return n;
-    const uint64_t now = hook::ProcessEventClock().NowNs();
+    const uint64_t now = EventNowNs();
     return ReceivedAtNow(this, fd, buf, n, now, capacity);
   }
   ssize_t OnSent(int fd, const void* buf, ssize_t n) noexcept {
     if (n <= 0) return n;
-    const uint64_t now = hook::ProcessEventClock().NowNs();
+    const uint64_t now = EventNowNs();
     return SentAtNow(this, fd, buf, n, now);
   }
   // The same for the proxies, on the instance at its link-time address (Instance()): no load before the
@@ -114,14 +114,34 @@ class InputTracker {
   // Get() (which constructs it) before it installs anything; it is never destroyed.
   static ssize_t ProxyReceived(int fd, const void* buf, ssize_t n, size_t capacity) noexcept {
     if (n <= 0) return n;
-    const uint64_t now = hook::ProcessEventClock().NowNs();
+    const uint64_t now = Instance().EventNowNs();
     return ReceivedAtNow(&Instance(), fd, buf, n, now, capacity);
   }
   static ssize_t ProxySent(int fd, const void* buf, ssize_t n) noexcept {
     if (n <= 0) return n;
-    const uint64_t now = hook::ProcessEventClock().NowNs();
+    const uint64_t now = Instance().EventNowNs();
     return SentAtNow(&Instance(), fd, buf, n, now);
   }
+
+  // The event's time for the proxies (OnReceived / OnSent too): on the owner thread (the app's main thread)
+  // its own copy of the event clock's anchor (owner_clock_, line B, asked for with the pair before the
+  // call: PrefetchPerEventLines), elsewhere the process clock. Why: the process clock's line is written by
+  // every re-anchor (the watchdog's and the other threads'), and since the looper's poll source reads its
+  // own copy (jni::g_main_gap.poll_clock) nothing else of the main thread's brought that line in, so each
+  // read after a wake was a miss of its own; the copy is refilled from it about once per
+  // EventClock::kReanchorNs while events come. Same values as NowNs() from the same anchor: within
+  // kBoundNs of clock_gettime (hook/event_clock.h, NowNsFrom). Not the poll source's copy, although it is
+  // warm at the same wakes: StartPollSource resets it from the control thread while only the poll gate
+  // keeps the main thread out of it, and the input proxies read outside that gate; and the poll source's
+  // main thread and this gate's owner need not be one thread (a copy has one writer). The owner test is
+  // the entries' own (one load of the owner line, asked for too). Inline: no function of its own outside
+  // the ordered text (lib/startup_order.ld); the refill is a cold branch of the proxies.
+  __attribute__((always_inline)) uint64_t EventNowNs() noexcept {
+    if (__builtin_expect(IsOwnerThread(), 1)) return hook::ProcessEventClock().NowNsFrom(&owner_clock_);
+    return hook::ProcessEventClock().NowNs();
+  }
+  // Tests: the owner's copy as it is now (read it on the owner thread, or once the owner is quiet).
+  hook::EventClock::Anchor OwnerClockForTest() const noexcept { return owner_clock_; }
 
   // For the proxies, before the original call: asks for the tracker's per-event pair (the gate's owner
   // line and line A), whose addresses are constants. After the app's work since its last event (a frame
@@ -132,10 +152,13 @@ class InputTracker {
   // tried as well, its seq read before the send from where the bound layout has it: SentAt<6>'s largest
   // stall left went, but the send proxy grew by a code line and ~13 instructions, and their sum in situ
   // was no lower: BENCHMARKS.md, session 8 input8.)
+  // Since clock8 (session 8): line B too, the owner's clock copy (EventNowNs), in place of the process clock's
+  // line, which the proxies read after the call without asking for it.
   static void PrefetchPerEventLines() noexcept {
     const char* const t = reinterpret_cast<const char*>(internal::g_tracker_storage);
     __builtin_prefetch(t + kOwnerLineOffset);
     __builtin_prefetch(t + kOwnerLineOffset + 64);
+    __builtin_prefetch(t + kOwnerClockOffset);
   }
 
   struct Counters {
@@ -309,6 +332,7 @@ class InputTracker {
   // EnterShared, enabled()). Enable opens it after the settings; Disable closes it before the gate's Drain,
   // whose heavy fence pairs with every pass that read it.
   static constexpr size_t kOwnerLineOffset = 128;  // the gate's owner line; line A follows (Get() checks)
+  static constexpr size_t kOwnerClockOffset = 256;  // line B: owner_clock_ (Get() checks)
   static constexpr int kOwnerTpWord = 0;
   static constexpr int kOwnerTidWord = 1;
   static_assert(hook::InFlightGate::kOwnerWords >= 2, "the thread pointer and the tid");
@@ -338,14 +362,22 @@ class InputTracker {
   // The finished ring's head and the tail its producer (the owner) saw last (FinishedRing::Producer):
   // every FINISHED of the owner reads and writes them.
   FinishedRing::Producer ring_producer_;
+  // Line B (bytes 256-319, right after the pair; the proxies ask for it with the pair): the owner's copy of
+  // the event clock's anchor (EventNowNs). Plain words, read and refilled by the owner thread only;
+  // Enable empties it (limit 0) before the flag is published, so the first owner read after a start copies
+  // the (maybe recalibrated) process anchor. A proxy still in flight from an earlier install is the only
+  // owner read that can overlap that store; either order leaves a whole anchor (limit is written last by
+  // the refill, and a copy is never extrapolated past its own span). The rest of the line: words written
+  // only by Enable.
+  alignas(64) hook::EventClock::Anchor owner_clock_;
   // Settings, written by Enable before the flag is published and read by the hot paths after.
   const Layout* layout_ = nullptr;
   hook::Timeline* timeline_ = nullptr;  // context_->timeline, one pointer hop less on the hot path
-  hook::SplitCounter events_finished_;
   uint16_t name_fd_timed_ = 0, key_fd_ = 0, key_seq_ = 0, key_dispatch_ = 0, key_consume_ = 0, key_mode_ = 0,
            value_fd_ = 0;
   uint16_t action_names_[kActionIndexCount] = {};
   double ms_per_ns_ = 0;  // 1e-6 once enabled with a timeline: RecordOf's ns -> ms factor, read from here
+  hook::SplitCounter events_finished_;  // out of line B: other threads' finishes add to its shared half
   const hook::PluginContext* context_ = nullptr;
   std::atomic<uint64_t> anr_ns_{5000000000};
   std::string fence_note_;  // control path only

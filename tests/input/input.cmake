@@ -19,3 +19,7 @@ jp_add_gtest(input_finish_order_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/input_fin
 # Where the tracker lives (the proxies' link-time address): its own process, nothing constructed before.
 jp_add_gtest(input_tracker_storage_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/input_tracker_storage_test.cc
              LIBS jp_input jp_hook jp_plt TIMEOUT 60)
+# The proxies' clock: the owner's copy of the event clock's anchor (stamps within the bound, refilled after
+# its span, another thread's events leave it alone). Its own process: the copy is process-wide state.
+jp_add_gtest(input_clock_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/input_clock_test.cc
+             LIBS jp_input jp_hook jp_plt jp_libinput TIMEOUT 60)
