@@ -85,6 +85,12 @@ jni::IdleWords& Words() { return jni::IdleSharedWords(); }
 
 void OnDeadline(const hook::DeadlineFired& fired, void*);
 
+// A gap word an idle pass may start at: a running gap (not 0) that began with a look finding nothing ready
+// (bit 0 clear, jni::kGapNotAnIdleStart). A call that starts at such a gap writes no running word.
+__attribute__((always_inline)) inline bool APassMayStartAt(uint64_t gap) {
+  return gap != 0 && (gap & jni::kGapNotAnIdleStart) == 0;
+}
+
 // The start of the queueIdle() call running on the main thread as the watchdog sees it; 0: none. An odd
 // running_since is a start its call clears at its end. A call that started at its pass's gap (even) wrote
 // no running word, only TimingIdleHandlerList.lastGap = the gap word, before its handler: it runs while
@@ -103,10 +109,7 @@ __attribute__((always_inline)) inline uint64_t RunningSince(JNIEnv* env) {
   const uint64_t since = static_cast<uint64_t>(words.running_since.load(std::memory_order_seq_cst));
   if ((since & jni::kGapNotAnIdleStart) != 0) return since;  // odd: TimingIdleHandlerList.CLEARED_AT_END
   const uint64_t gap = words.gap_start.load(std::memory_order_seq_cst);
-  if (gap == 0 || (gap & jni::kGapNotAnIdleStart) != 0 ||
-      g_timing.ended_since.load(std::memory_order_seq_cst) == gap) {
-    return 0;
-  }
+  if (!APassMayStartAt(gap) || g_timing.ended_since.load(std::memory_order_seq_cst) == gap) return 0;
   const jfieldID last_gap = g_timing.last_gap_field.load(std::memory_order_acquire);
   const jni::IdleRefs& refs = jni::Idle();
   if (!env || !last_gap || !refs.ok) return 0;
@@ -287,8 +290,9 @@ void OnDeadline(const hook::DeadlineFired& fired, void*) {
     if (!Captured(since)) ArmIfIdle(env, ctx, since + lag);  // a call already caught waits for its end
     return;
   }
-  const uint64_t gap = Words().gap_start.load(std::memory_order_seq_cst);
-  if (gap != 0 && (gap & jni::kGapNotAnIdleStart) == 0) ArmIfIdle(env, ctx, hook::MonotonicNs() + lag);
+  if (APassMayStartAt(Words().gap_start.load(std::memory_order_seq_cst))) {
+    ArmIfIdle(env, ctx, hook::MonotonicNs() + lag);
+  }
 }
 
 // Java found covered at 0 after writing running_since: no deadline is sure to cover its call (about once

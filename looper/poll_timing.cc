@@ -139,10 +139,7 @@ inline std::atomic<uint64_t>& SlowNs() { return jni::g_main_gap.poll_words[3]; }
 // use the main thread's entry too (Find: acquire, the target stored before the address). Only the main
 // thread fills it (MainSlowBefore), so that other threads' call sites never take the entries the main
 // thread's need; another thread whose call site is not cached asks the engine (PrevFor).
-struct alignas(64) PollPrevCaches {
-  plt::PrevCache prev_cache[kHookCount];
-};
-PollPrevCaches g_hot;
+alignas(64) plt::PrevCache g_prev_cache[kHookCount];
 
 // The gap in progress: PollRunning() (timing_state.h), the gap word of the idle words; 0: none. The
 // main thread's, inside the mark while the source is active, and StopPollSource's once it drained the
@@ -458,7 +455,7 @@ inline __attribute__((always_inline)) void AfterBlock() {
 // Returns the target to call; AfterBlock (a wait) or MainSlowAfter (a look) follows the call. A blocking wait (every idle period of the
 // thread) is the common case here and its call site is cached: the engine is asked only on a miss.
 __attribute__((noinline)) void* MainSlowBefore(int i, const void* return_address, int timeout) {
-  void* const prev = g_hot.prev_cache[i].Get(&g_hook[i], &g_prev[i], return_address);
+  void* const prev = g_prev_cache[i].Get(&g_hook[i], &g_prev[i], return_address);
   PollInside inside;
   if (inside.open() && timeout != 0) BeforeBlock();
   return prev;
@@ -488,7 +485,7 @@ __attribute__((noinline)) int WaitSlow(const void* ra, int epfd, struct epoll_ev
                                        Rest... rest) {
   using Fn = int (*)(int, struct epoll_event*, int, int, Rest...);
   if (!OnMainThread()) {
-    void* prev = g_hot.prev_cache[I].Find(ra);  // filled by the main thread only (g_hot.prev_cache)
+    void* prev = g_prev_cache[I].Find(ra);  // filled by the main thread only (g_prev_cache)
     if (prev == nullptr) prev = PrevFor(I, ra);
     return reinterpret_cast<Fn>(prev)(epfd, events, max, timeout, rest...);
   }
@@ -507,7 +504,7 @@ int ProxyWait(int epfd, struct epoll_event* events, int max, int timeout, Rest..
   const void* ra = __builtin_return_address(0);
   if (OnMainThreadFast()) {
     void* cached;
-    if (timeout == 0 && (cached = g_hot.prev_cache[I].FindFirst(ra)) != nullptr) {
+    if (timeout == 0 && (cached = g_prev_cache[I].FindFirst(ra)) != nullptr) {
       const auto prev = reinterpret_cast<Fn>(cached);
       const int n = prev(epfd, events, max, timeout, rest...);
       if (n == 0) {
@@ -520,7 +517,7 @@ int ProxyWait(int epfd, struct epoll_event* events, int max, int timeout, Rest..
   } else if (MainTp().load(std::memory_order_relaxed) != 0) {
     // Not the main thread (which is known): straight through, to the cached target when its call site
     // is the main thread's first one (every Looper's), else through WaitSlow.
-    if (void* const cached = g_hot.prev_cache[I].FindFirst(ra)) {
+    if (void* const cached = g_prev_cache[I].FindFirst(ra)) {
       return reinterpret_cast<Fn>(cached)(epfd, events, max, timeout, rest...);
     }
   }
@@ -794,7 +791,7 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
   Armed().store(false, std::memory_order_release);
   RefreshPollSlowThreshold();
   // Before any slot is written, and again once the installs returned (plt/prev_cache.h).
-  for (plt::PrevCache& c : g_hot.prev_cache) c.Clear();
+  for (plt::PrevCache& c : g_prev_cache) c.Clear();
   MainTp().store(0, std::memory_order_relaxed);  // learnt again from main_thread by its next call
   jni::g_main_gap.poll_clock.limit = 0;  // the main thread's clock copies the (maybe recalibrated) anchor again
   g_main_thread.store(main_thread, std::memory_order_release);
@@ -820,7 +817,7 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
     }
     slots += n;
   }
-  for (plt::PrevCache& c : g_hot.prev_cache) c.Clear();
+  for (plt::PrevCache& c : g_prev_cache) c.Clear();
   if (slots == 0 || !failures.empty()) {
     StopPollSource();
     if (!failures.empty()) {
