@@ -71,12 +71,19 @@ class FinishedRing {
   }
   inline void PushChecked(Producer& p, const FinishedEvent& e) noexcept;
   // The owner's push straight from the pending slot, for the input tracker's fast path: Head() once,
-  // RoomAt(head) by the producer's cached tail alone (false may still have room: HasRoom reads the
-  // consumer's tail), then PushFrom(head, ...), which copies the slot's fields one load and one store at
-  // a time (a FinishedEvent built first would hold all six in registers at once: the stores may alias
-  // the slot, so no load can move past one).
+  // HasRoomAt(head) (HasRoom for a head already loaded), then PushFrom(head, ...), which copies the slot's
+  // fields one load and one store at a time (a FinishedEvent built first would hold all six in registers
+  // at once: the stores may alias the slot, so no load can move past one).
   static uint64_t Head(const Producer& p) noexcept { return p.head.load(std::memory_order_relaxed); }
-  static bool RoomAt(const Producer& p, uint64_t head) noexcept { return head - p.cached_tail < kSlots; }
+  // The consumer's tail is read here too when the cached one says full, rather than by the caller's
+  // general path: the cached tail falls a whole ring behind once per kSlots pushes, and that push taken
+  // the general way (its cold code and lines) showed in situ as Finish, Sent and SentOwnerGeneral on the
+  // demo's main thread (BENCHMARKS.md, session 9 input9). One line more (the tail's) once per kSlots.
+  bool HasRoomAt(Producer& p, uint64_t head) noexcept {
+    if (__builtin_expect(head - p.cached_tail < kSlots, 1)) return true;
+    p.cached_tail = tail_.load(std::memory_order_acquire);
+    return head - p.cached_tail < kSlots;
+  }
   // finish_ns: the FINISHED's time; the item's duration is finish_ns - e.read_ns, 0 if the clock read
   // went backwards (computed by Load, off the app's thread).
   inline void PushFrom(Producer& p, uint64_t head, const PendingEvent& e, uint64_t finish_ns,

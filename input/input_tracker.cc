@@ -228,6 +228,9 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt(InputTracker* self, int fd, 
     static_assert(kMinMotion >= kHeaderSize + sizeof(uint32_t), "the seq is inside any MOTION");
     const uint32_t seq = wire::U32(static_cast<const uint8_t*>(buf), kL.seq_in_header ? 4 : kHeaderSize);
     PendingEvent& e = SlotRegister(self->pending_.at(PendingEvents::OwnerFirstProbe(fd, seq)));
+    // The next read of a batch (the app reads until the channel is empty) claims the next lane: asked
+    // for now, as the send side does for the next FINISHED.
+    PendingEvents::PrefetchNextLane(e);
     const uint32_t word = e.word.load(std::memory_order_acquire);  // pairs with Free's release
     if (__builtin_expect(StateOf(word) != kFree, 0)) return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
     e.fd = fd;
@@ -371,15 +374,20 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::SentAt(InputTracker* self, int fd, cons
       return self->SentOwnerGeneral(fd, buf, n, now);
     }
     // Take's usual case (the event is in the first probe: its (fd, seq) slot, where the read put it
-    // unless more than PendingEvents::kLanes of its channel were in flight) and a ring with room by the
-    // producer's cached tail; otherwise nothing is written yet and the general path does it all (Take's
-    // search, RefreshTail).
+    // unless more than PendingEvents::kLanes of its channel were in flight) and a ring with room (by the
+    // producer's cached tail, refreshed here when it says full); otherwise nothing is written yet and the
+    // general path does it all (Take's search).
     // (No fd_mode test: an fd-mode slot has seq 0, which no decoded FINISHED has.)
     PendingEvent& e = SlotRegister(self->pending_.at(PendingEvents::OwnerFirstProbe(fd, f.seq)));
+    // The next FINISHED of a batch (a frame finishes the events it drew one after the other, seqs
+    // consecutive) takes the next lane: asked for now, its line arrives while this one's send is in the
+    // kernel. The slot's word is the fast path's largest stall (perf annotate in situ): written at the
+    // read, one or more wakes earlier, and cold by the frame. A hint: no fault, nothing stored.
+    PendingEvents::PrefetchNextLane(e);
     const uint32_t seen = e.word.load(std::memory_order_acquire);
     const uint64_t head = FinishedRing::Head(self->ring_producer_);
     if (__builtin_expect(StateOf(seen) != kPending || e.fd != fd || e.seq != f.seq, 0) ||
-        __builtin_expect(!FinishedRing::RoomAt(self->ring_producer_, head), 0)) {
+        __builtin_expect(!self->finished_.HasRoomAt(self->ring_producer_, head), 0)) {
       return self->SentOwnerGeneral(fd, buf, n, now);
     }
     static_assert(kFinishing == kPending + 1, "the take adds one to a pending word");

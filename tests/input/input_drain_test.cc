@@ -220,5 +220,86 @@ TEST_F(InputDrainTest, AFullRingMakesTheMainThreadAppendItselfAndNothingIsLost) 
   EXPECT_EQ(Counter("records_in_ring"), 0u);
 }
 
+// The same on the demo's release (API 34), whose layout has the owner's compiled fast path (33's reads and
+// sends go the general way: no fast-path figure there).
+class InputDrainApi34Test : public InputDrainTest {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(h.Start(60000, 600000, 34), JANKPROBE_OK) << jankprobe_last_error();
+    ch = jpfx_channel_open(34, JPFX_IO_BIONIC);
+    ASSERT_NE(ch, nullptr);
+    fd = jpfx_app_fd(ch);
+    since = hook::MonotonicNs();
+    // The channel's first event (and the process's: the owner's thread pointer is learnt there) takes
+    // its own ways in.
+    RoundTrip rt;
+    ASSERT_TRUE(OneRoundTrip(ch, 1, &rt));
+    InputTracker::Get().DrainFinished();
+  }
+};
+
+// The ring's cached tail falls a whole ring behind once per FinishedRing::kSlots pushes; the owner's fast
+// path reads the consumer's tail itself then, so no FINISHED of the owner goes the general way for it
+// (until session 9 one in kSlots did, with its cold code and lines on the app's thread).
+TEST_F(InputDrainApi34Test, TheOwnersFinishedStayOnTheFastPathAcrossRingWraps) {
+  const uint64_t full_before = Counter("records_ring_full");
+  constexpr uint32_t kBatch = 32;
+  const uint32_t n = 3 * FinishedRing::kSlots + kBatch;  // the head passes the cached tail 3 times
+  uint64_t general_finishes = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    // This thread is the dispatcher too: only the app's FINISHED send is counted (the publish and the
+    // dispatcher's read of the FINISHED are not the fast path's packets).
+    const uint32_t seq = 1000 + i;
+    ASSERT_EQ(jpfx_publish_motion(ch, seq, 2, static_cast<int64_t>(hook::MonotonicNs()), 1), 0);
+    jpfx_event ev{};
+    ASSERT_EQ(jpfx_consume(ch, &ev), 1);
+    const uint64_t sends_before = Counter("owner_general_sends");
+    ASSERT_EQ(jpfx_finish(ch, seq, 1, ev.consume_time), 0);
+    general_finishes += Counter("owner_general_sends") - sends_before;
+    uint32_t f;
+    int handled;
+    int64_t consume;
+    ASSERT_EQ(jpfx_dispatcher_receive(ch, &f, &handled, &consume), 1);
+    if (i % kBatch == kBatch - 1) InputTracker::Get().DrainFinished();  // the watchdog's part, sooner
+  }
+  EXPECT_EQ(general_finishes, 0u);
+  EXPECT_EQ(Counter("records_ring_full") - full_before, 0u);  // every record went through the ring
+  InputTracker::Get().DrainFinished();
+  EXPECT_EQ(Counter("records_in_ring"), 0u);
+}
+
+// While the owner's events come the watchdog keeps the next deadline armed itself (a drain period ahead
+// here, lag_ms being 60 s), so the main thread does not arm after each scan; once they stop, one scan
+// finds nothing to drain and the chain ends. Observed through the scans: the drain's, then the one it
+// armed, then none.
+TEST_F(InputDrainApi34Test, TheWatchdogArmsTheNextScanWhileEventsComeAndStopsAfter) {
+  // A quiet start: the scans of an earlier test's events (their keep-alive) are over.
+  const uint64_t give_up = hook::MonotonicNs() + 5000 * kMs;
+  uint64_t scans_before = Counter("deadline_scans");
+  for (uint64_t quiet_since = hook::MonotonicNs(); hook::MonotonicNs() < quiet_since + 2 * InputTracker::kDrainPeriodNs;) {
+    ASSERT_LT(hook::MonotonicNs(), give_up) << "the scans never stopped";
+    SleepUntil(hook::MonotonicNs() + 10 * kMs);
+    const uint64_t scans = Counter("deadline_scans");
+    if (scans != scans_before) quiet_since = hook::MonotonicNs(), scans_before = scans;
+  }
+  const uint64_t drained_before = Counter("records_drained");
+  RoundTrip rt;
+  for (uint32_t i = 0; i < 3; ++i) ASSERT_TRUE(OneRoundTrip(ch, 2000 + i, &rt));
+  // The drain's scan (armed by the first push), bounded generously for a loaded host.
+  while (Counter("records_drained") < drained_before + 3 && hook::MonotonicNs() < give_up) {
+    SleepUntil(hook::MonotonicNs() + 5 * kMs);
+  }
+  ASSERT_EQ(Counter("records_drained"), drained_before + 3) << "the drain never ran";
+  // The next scan comes with no event: the watchdog armed it (a drain period after the drain).
+  while (Counter("deadline_scans") < scans_before + 2 && hook::MonotonicNs() < give_up) {
+    SleepUntil(hook::MonotonicNs() + 5 * kMs);
+  }
+  EXPECT_EQ(Counter("deadline_scans"), scans_before + 2);
+  // It drained nothing, so it armed nothing: no scan in the next five drain periods.
+  SleepUntil(hook::MonotonicNs() + 5 * InputTracker::kDrainPeriodNs);
+  EXPECT_EQ(Counter("deadline_scans"), scans_before + 2);
+  EXPECT_EQ(Counter("pending"), 0u);
+}
+
 }  // namespace
 }  // namespace jp::input::testing
