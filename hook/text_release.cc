@@ -221,18 +221,15 @@ TextReleaseResult ReleaseReadOnlyFilePages(const void* begin, const void* end, c
   return ReleaseCleanPages(begin, end, segment, false);
 }
 
-void ReleaseStartOnlyText() {
-  ReleaseState& s = State();
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!jp_start_only_text_begin || !jp_start_only_text_end) {
-    s.state = "unavailable: this build has no start-only text range";
-    return;
-  }
-  // The rare part before the start-only range goes too: start runs some of it (a report path's setup, a
-  // JNI lookup shared with the watchdog) and would leave its windows resident, and a running app that lags
-  // nowhere never needs it. From its first whole 64 KiB window on: the window it shares with the end of
-  // the steady text comes back with any fault there (fault-around), and is paid for anyway. An order
-  // without a rare part releases the start-only range alone.
+namespace {
+
+// Where the released text begins (the range ends at jp_start_only_text_end). The rare part before the
+// start-only range goes too: start runs some of it (a report path's setup, a JNI lookup shared with the
+// watchdog) and would leave its windows resident, and a running app that lags nowhere never needs it.
+// From its first whole 64 KiB window on: the window it shares with the end of the steady text comes back
+// with any fault there (fault-around), and is paid for anyway. An order without a rare part releases the
+// start-only range alone. Only with the range (jp_start_only_text_begin/_end set).
+const char* ReleasedTextBegin() {
   const char* begin = jp_start_only_text_begin;
   if (jp_rare_text_begin) {
     const uintptr_t rare = reinterpret_cast<uintptr_t>(jp_rare_text_begin);
@@ -241,6 +238,19 @@ void ReleaseStartOnlyText() {
       begin = jp_rare_text_begin + (window - rare);
     }
   }
+  return begin;
+}
+
+}  // namespace
+
+void ReleaseStartOnlyText() {
+  ReleaseState& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!jp_start_only_text_begin || !jp_start_only_text_end) {
+    s.state = "unavailable: this build has no start-only text range";
+    return;
+  }
+  const char* begin = ReleasedTextBegin();
   s.range_bytes = static_cast<size_t>(jp_start_only_text_end - begin);
   if (DisabledByEnvironment()) {
     s.state = "off: JANKPROBE_TEXT_RELEASE=off";
@@ -264,6 +274,24 @@ void ReleaseStartOnlyText() {
   ++s.releases;
   s.released_bytes += static_cast<uint64_t>(r.resident_pages) * r.page_size;
   ReleaseHeaderSegment(s);
+}
+
+bool SweepRareText() {
+  if (!jp_start_only_text_begin || !jp_start_only_text_end || DisabledByEnvironment()) return false;
+  const long page_l = sysconf(_SC_PAGESIZE);
+  if (page_l <= 0) return false;
+  const auto page = static_cast<uintptr_t>(page_l);
+  const uintptr_t first = (reinterpret_cast<uintptr_t>(ReleasedTextBegin()) + page - 1) / page * page;
+  const uintptr_t last = reinterpret_cast<uintptr_t>(jp_start_only_text_end) / page * page;
+  if (last <= first) return false;
+  size_t resident = 0;
+  std::string why;
+  // A page that is not a clean file page is left to the release, which refuses and says why in status:
+  // only when something of the range is mapped, so a patched page costs one refusal per rare episode.
+  const bool clean = AllFilePages(first, (last - first) / page, page, &resident, &why);
+  if (clean && resident == 0) return false;
+  ReleaseStartOnlyText();
+  return true;
 }
 
 std::string TextReleaseStatusJson() {

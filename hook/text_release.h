@@ -69,6 +69,36 @@ TextReleaseResult ReleaseReadOnlyFilePages(const void* begin, const void* end, c
 // when the environment has JANKPROBE_TEXT_RELEASE=off. Thread-safe; never throws.
 void ReleaseStartOnlyText();
 
+// The rare text a running app runs without calling us and without a report: the watchdog's sampling of a
+// main-thread gap past looper.sample_after_ms (80 ms: OnPollSample, a stack sample) and what the main
+// thread runs after such a stop (an idle call past idle.record_min_us: its record path). On a loaded host,
+// and in any app with an 80 ms message (the demo's first gap after JankProbe.start is one), its first call
+// faults the second 64 KiB window of our text in; with no report (whose delivery releases it,
+// hook/report_sink.cc), nothing gave it back until the app's next status, export, configure or stop: the
+// demo's `all` kept 128 KiB of text instead of 64 in most runs on a busy host (mem9, session 9). So the
+// watchdog's loop sweeps once per kRareTextSweepNs (RareTextSweepDue, at its give-back point,
+// hook/jni/java_stack_release.h): SweepRareText reads the range's pagemap entries (one pread) and releases
+// (ReleaseStartOnlyText) only if a page of it is mapped. Any thread's rare episode, sampled or not, is
+// given back within a sweep period of the watchdog's next wake.
+constexpr uint64_t kRareTextSweepNs = 1'000'000'000;
+
+// For a thread's loop: true once per kRareTextSweepNs of now_ns, the first time one period after the first
+// call (*next_ns == 0: the thread's first iteration, e.g. the watchdog's while start is still running the
+// start-only code that start releases itself). *next_ns is the thread's own. Always inline: it sits in the
+// watchdog's loop (the steady text), and a function of its own would land in plain .text, outside
+// lib/startup_order.ld's order.
+__attribute__((always_inline)) inline bool RareTextSweepDue(uint64_t* next_ns, uint64_t now_ns) {
+  if (now_ns < *next_ns) return false;
+  const bool first = *next_ns == 0;
+  *next_ns = now_ns + kRareTextSweepNs;
+  return !first;
+}
+
+// Releases the range as ReleaseStartOnlyText does if any page of it is mapped; true if it called the
+// release. Nothing without the range (static libraries) or with JANKPROBE_TEXT_RELEASE=off. In the steady
+// text (hook/text_release.cc is placed whole); thread-safe; never throws.
+bool SweepRareText();
+
 // {"state": "on" | "off: why" | "unavailable: why", "range_kib", "releases", "released_kib", "refusals",
 //  "last_refusal"}: for the plugin's status.
 std::string TextReleaseStatusJson();

@@ -1,0 +1,187 @@
+// The rare text a running app faults in without calling us and without a report (a sampled main-thread
+// gap, an idle call's record path) goes back within a sweep period of the watchdog's loop
+// (hook/text_release.h: SweepRareText, kRareTextSweepNs), against the real libjankprobe.so: the range from
+// the file's section headers (.text.jp_rare's first whole 64 KiB window up to the end of
+// .text.jp_start_only), page presence from /proc/self/pagemap, in a forked child (a fresh dlopen). The
+// faults here are plain reads of the range's pages (fault-around maps their windows, as a call would).
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "hook/text_release.h"
+#include "tests/fixtures/libinput/input_channel.h"
+
+namespace {
+
+const uintptr_t kPage = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+
+// [addr, addr + size) of a section, from the file's section headers (ELF64: host only); {0, 0} if absent.
+std::pair<uint64_t, uint64_t> SectionOf(const char* path, const char* name) {
+  std::pair<uint64_t, uint64_t> out{0, 0};
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  Elf64_Ehdr eh;
+  if (pread(fd, &eh, sizeof eh, 0) == sizeof eh && eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_shstrndx < eh.e_shnum) {
+    std::vector<Elf64_Shdr> sh(eh.e_shnum);
+    const ssize_t want = static_cast<ssize_t>(sizeof(Elf64_Shdr) * eh.e_shnum);
+    if (pread(fd, sh.data(), want, static_cast<off_t>(eh.e_shoff)) == want) {
+      std::string names(sh[eh.e_shstrndx].sh_size, '\0');
+      if (pread(fd, names.data(), names.size(), static_cast<off_t>(sh[eh.e_shstrndx].sh_offset)) ==
+          static_cast<ssize_t>(names.size())) {
+        for (const Elf64_Shdr& s : sh) {
+          if (s.sh_name < names.size() && strcmp(names.c_str() + s.sh_name, name) == 0) out = {s.sh_addr, s.sh_addr + s.sh_size};
+        }
+      }
+    }
+  }
+  close(fd);
+  return out;
+}
+
+size_t PresentPages(uintptr_t first, uintptr_t last) {
+  const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return SIZE_MAX;
+  size_t n = 0;
+  for (uintptr_t p = first; p < last; p += kPage) {
+    uint64_t e = 0;
+    if (pread(fd, &e, sizeof e, static_cast<off_t>(p / kPage * sizeof e)) != sizeof e) {
+      n = SIZE_MAX;
+      break;
+    }
+    n += (e >> 63) & 1;
+  }
+  close(fd);
+  return n;
+}
+
+long Releases(const char* status) {
+  const char* at = status ? strstr(status, "\"text_release\":{") : nullptr;
+  const char* key = at ? strstr(at, "\"releases\":") : nullptr;
+  return key ? strtol(key + 11, nullptr, 10) : -1;
+}
+
+uint64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+#define CHILD_CHECK(cond, code, ...)          \
+  do {                                        \
+    if (!(cond)) {                            \
+      fprintf(stderr, "child: " __VA_ARGS__); \
+      fprintf(stderr, "\n");                  \
+      return code;                            \
+    }                                         \
+  } while (0)
+
+// The child: start the input monitor (its watchdog runs), fault the range in, keep touches coming (the
+// watchdog wakes for them, as in a running app) and see the range go within two sweep periods.
+int SweptAfterAFault(void* so, uintptr_t first_off, uintptr_t last_off) {
+  using StartFn = int (*)(const char*);
+  using StatusFn = const char* (*)();
+  using StopFn = void (*)();
+  auto start = reinterpret_cast<StartFn>(dlsym(so, "jankprobe_start"));
+  auto status = reinterpret_cast<StatusFn>(dlsym(so, "jankprobe_status"));
+  auto last_error = reinterpret_cast<StatusFn>(dlsym(so, "jankprobe_last_error"));
+  auto stop = reinterpret_cast<StopFn>(dlsym(so, "jankprobe_stop"));
+  CHILD_CHECK(start && status && last_error && stop, 10, "missing exports");
+  Dl_info info{};
+  CHILD_CHECK(dladdr(reinterpret_cast<void*>(start), &info) && info.dli_fbase, 11, "dladdr");
+  const uintptr_t base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+  const uintptr_t first = base + first_off, last = base + last_off;
+  CHILD_CHECK(start("{\"input\": {\"enabled\": true, \"lag_ms\": 5000, \"anr_ms\": 10000, \"android_api\": 34},"
+                    " \"idle\": {\"enabled\": false}, \"barrier\": {\"enabled\": false},"
+                    " \"looper\": {\"enabled\": false}}") == 0,
+              12, "jankprobe_start: %s", last_error());
+  const long before = Releases(status());  // status releases once more when it returns
+  CHILD_CHECK(before >= 1, 13, "no releases count in the status");
+  CHILD_CHECK(PresentPages(first, last) == 0, 14, "the range is resident after start and status");
+  // A rare path runs: here a read of one byte per 64 KiB window of the range.
+  unsigned sum = 0;
+  for (uintptr_t p = first; p < last; p += 0x10000) sum += *reinterpret_cast<const volatile unsigned char*>(p);
+  const size_t faulted = PresentPages(first, last);
+  CHILD_CHECK(faulted > 0 && faulted != SIZE_MAX, 15, "reading the range mapped nothing (sum %u)", sum);
+  jpfx_channel* ch = jpfx_channel_open(34, JPFX_IO_BIONIC);
+  CHILD_CHECK(ch, 16, "cannot open the fixture channel: %s", strerror(errno));
+  // Ground truth, bounded: two sweep periods and a half of touches, 20 ms apart, each handled at once.
+  const uint64_t give_up = NowNs() + 5 * jp::hook::kRareTextSweepNs / 2;
+  size_t left = faulted;
+  for (uint32_t seq = 1; left != 0 && NowNs() < give_up; ++seq) {
+    CHILD_CHECK(jpfx_publish_motion(ch, seq, 1, static_cast<int64_t>(NowNs()), 1) == 0, 17, "publish");
+    jpfx_event ev;
+    CHILD_CHECK(jpfx_consume(ch, &ev) == 1, 18, "consume");
+    CHILD_CHECK(jpfx_finish(ch, ev.seq, 1, ev.consume_time) == 0, 19, "finish");
+    uint32_t fseq;
+    int handled;
+    int64_t ct;
+    while (jpfx_dispatcher_receive(ch, &fseq, &handled, &ct) > 0) {
+    }
+    usleep(20 * 1000);
+    left = PresentPages(first, last);
+  }
+  CHILD_CHECK(left == 0, 20, "%zu of %zu faulted pages still resident 2.5 sweep periods later", left, faulted);
+  const long after = Releases(status());
+  CHILD_CHECK(after >= before + 2, 21, "releases %ld before, %ld now: the sweep's release is not counted", before,
+              after);
+  jpfx_channel_close(ch);
+  stop();
+  return 0;
+}
+
+TEST(TextReleaseSweep, RareTextFaultedInWhileRunningGoesBackWithinASweepPeriod) {
+  if (JP_SANITIZED) GTEST_SKIP() << "sanitizer runtimes run our code in their own ways";
+  const auto rare = SectionOf(JP_LIBRARY_PATH, ".text.jp_rare");
+  const auto start_only = SectionOf(JP_LIBRARY_PATH, ".text.jp_start_only");
+  ASSERT_GT(rare.second, rare.first) << "no .text.jp_rare in " << JP_LIBRARY_PATH;
+  ASSERT_GT(start_only.second, start_only.first) << "no .text.jp_start_only in " << JP_LIBRARY_PATH;
+  const uintptr_t first = (rare.first + 0xffff) / 0x10000 * 0x10000;  // the rare part's first whole window
+  const uintptr_t last = start_only.second;
+  fflush(nullptr);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    void* so = dlopen(JP_LIBRARY_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (!so) {
+      fprintf(stderr, "dlopen: %s\n", dlerror());
+      _exit(90);
+    }
+    _exit(SweptAfterAFault(so, first, last));
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st)) << "child died (signal " << WTERMSIG(st) << ")";
+  EXPECT_EQ(WEXITSTATUS(st), 0) << "see the child's lines above";
+}
+
+// The loop's side: once per period, never on the thread's first iteration (start may still run there).
+TEST(TextReleaseSweep, DueOncePerPeriodAndNotOnTheFirstIteration) {
+  uint64_t next = 0;
+  const uint64_t t0 = 1'000'000'000'000ull;
+  EXPECT_FALSE(jp::hook::RareTextSweepDue(&next, t0)) << "the first iteration sweeps";
+  EXPECT_FALSE(jp::hook::RareTextSweepDue(&next, t0 + jp::hook::kRareTextSweepNs - 1));
+  EXPECT_TRUE(jp::hook::RareTextSweepDue(&next, t0 + jp::hook::kRareTextSweepNs));
+  EXPECT_FALSE(jp::hook::RareTextSweepDue(&next, t0 + jp::hook::kRareTextSweepNs + 1)) << "twice in a period";
+  EXPECT_FALSE(jp::hook::RareTextSweepDue(&next, t0 + 2 * jp::hook::kRareTextSweepNs - 1));
+  EXPECT_TRUE(jp::hook::RareTextSweepDue(&next, t0 + 2 * jp::hook::kRareTextSweepNs));
+}
+
+// Linked from the static libraries (no lib/startup_order.ld range): nothing to sweep, no release tried.
+TEST(TextReleaseSweep, WithoutTheLinkerRangeTheSweepDoesNothing) {
+  EXPECT_FALSE(jp::hook::SweepRareText());
+  EXPECT_NE(jp::hook::TextReleaseStatusJson().find("\"state\":\"on\""), std::string::npos)
+      << jp::hook::TextReleaseStatusJson();
+}
+
+}  // namespace
