@@ -95,8 +95,10 @@ __attribute__((always_inline)) inline bool RareTextSweepDue(uint64_t* next_ns, u
 }
 
 // Releases the range as ReleaseStartOnlyText does if any page of it is mapped; true if it called the
-// release. Nothing without the range (static libraries) or with JANKPROBE_TEXT_RELEASE=off. In the steady
-// text (hook/text_release.cc is placed whole); thread-safe; never throws.
+// release. Nothing before a first release ran (start's), without the range (static libraries) or with
+// JANKPROBE_TEXT_RELEASE=off. When nothing is mapped it reads nothing from the library's first segment
+// (.rodata: strings), which the releases give back: the pagemap descriptor is opened by the first release
+// and kept. In the steady text (hook/text_release.cc is placed whole); thread-safe; never throws.
 bool SweepRareText();
 
 // {"state": "on" | "off: why" | "unavailable: why", "range_kib", "releases", "released_kib", "refusals",

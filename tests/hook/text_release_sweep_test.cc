@@ -49,6 +49,26 @@ std::pair<uint64_t, uint64_t> SectionOf(const char* path, const char* name) {
   return out;
 }
 
+// The file's first PT_LOAD (offset 0: headers, .dynsym, .dynstr, .rodata), as loaded: [0, its end).
+uintptr_t FirstSegmentEnd(const char* path) {
+  uintptr_t end = 0;
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  Elf64_Ehdr eh;
+  if (pread(fd, &eh, sizeof eh, 0) == sizeof eh && eh.e_ident[EI_CLASS] == ELFCLASS64) {
+    for (int i = 0; i < eh.e_phnum; ++i) {
+      Elf64_Phdr ph;
+      if (pread(fd, &ph, sizeof ph, static_cast<off_t>(eh.e_phoff + static_cast<uint64_t>(i) * sizeof ph)) != sizeof ph) break;
+      if (ph.p_type == PT_LOAD && ph.p_offset == 0 && !(ph.p_flags & (PF_X | PF_W))) {
+        end = (ph.p_vaddr + ph.p_memsz + kPage - 1) / kPage * kPage;
+        break;
+      }
+    }
+  }
+  close(fd);
+  return end;
+}
+
 size_t PresentPages(uintptr_t first, uintptr_t last) {
   const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return SIZE_MAX;
@@ -88,7 +108,7 @@ uint64_t NowNs() {
 
 // The child: start the input monitor (its watchdog runs), fault the range in, keep touches coming (the
 // watchdog wakes for them, as in a running app) and see the range go within two sweep periods.
-int SweptAfterAFault(void* so, uintptr_t first_off, uintptr_t last_off) {
+int SweptAfterAFault(void* so, uintptr_t first_off, uintptr_t last_off, uintptr_t headers_end) {
   using StartFn = int (*)(const char*);
   using StatusFn = const char* (*)();
   using StopFn = void (*)();
@@ -132,6 +152,25 @@ int SweptAfterAFault(void* so, uintptr_t first_off, uintptr_t last_off) {
     left = PresentPages(first, last);
   }
   CHILD_CHECK(left == 0, 20, "%zu of %zu faulted pages still resident 2.5 sweep periods later", left, faulted);
+  // The release gave the first segment back too; the sweeps that follow, finding nothing mapped, must not
+  // read anything from it (its .rodata holds every string): it stays away for more than a period.
+  const uint64_t quiet_until = NowNs() + 3 * jp::hook::kRareTextSweepNs / 2;
+  for (uint32_t seq = 100000; NowNs() < quiet_until; ++seq) {
+    CHILD_CHECK(jpfx_publish_motion(ch, seq, 1, static_cast<int64_t>(NowNs()), 1) == 0, 22, "publish");
+    jpfx_event ev;
+    CHILD_CHECK(jpfx_consume(ch, &ev) == 1, 23, "consume");
+    CHILD_CHECK(jpfx_finish(ch, ev.seq, 1, ev.consume_time) == 0, 24, "finish");
+    uint32_t fseq;
+    int handled;
+    int64_t ct;
+    while (jpfx_dispatcher_receive(ch, &fseq, &handled, &ct) > 0) {
+    }
+    usleep(20 * 1000);
+  }
+  const size_t headers = PresentPages(base, base + headers_end);
+  CHILD_CHECK(headers == 0, 25, "%zu pages of the first segment resident after the sweeps that found nothing",
+              headers);
+  CHILD_CHECK(PresentPages(first, last) == 0, 26, "the range came back without a rare path");
   const long after = Releases(status());
   CHILD_CHECK(after >= before + 2, 21, "releases %ld before, %ld now: the sweep's release is not counted", before,
               after);
@@ -148,6 +187,8 @@ TEST(TextReleaseSweep, RareTextFaultedInWhileRunningGoesBackWithinASweepPeriod) 
   ASSERT_GT(start_only.second, start_only.first) << "no .text.jp_start_only in " << JP_LIBRARY_PATH;
   const uintptr_t first = (rare.first + 0xffff) / 0x10000 * 0x10000;  // the rare part's first whole window
   const uintptr_t last = start_only.second;
+  const uintptr_t headers_end = FirstSegmentEnd(JP_LIBRARY_PATH);
+  ASSERT_GT(headers_end, 0u);
   fflush(nullptr);
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
@@ -157,7 +198,7 @@ TEST(TextReleaseSweep, RareTextFaultedInWhileRunningGoesBackWithinASweepPeriod) 
       fprintf(stderr, "dlopen: %s\n", dlerror());
       _exit(90);
     }
-    _exit(SweptAfterAFault(so, first, last));
+    _exit(SweptAfterAFault(so, first, last, headers_end));
   }
   int st = 0;
   ASSERT_EQ(waitpid(pid, &st, 0), pid);
