@@ -242,7 +242,7 @@ bool CalibrateProcessEventClock() {
 }
 
 uint64_t EventClock::Slow() noexcept {
-  static_assert(offsetof(EventClock, reanchors_) + sizeof(reanchors_) <= 64,
+  static_assert(offsetof(EventClock, max_error_ns_) + sizeof(max_error_ns_) <= 64,
                 "a read's and a re-anchor's words stay in the clock's first line (event_clock.h)");
 #if JP_EVENT_CLOCK_HAS_COUNTER
   if (!counter_.load(std::memory_order_relaxed)) return MonotonicNs();
@@ -270,7 +270,7 @@ uint64_t EventClock::Slow() noexcept {
     const uint64_t d = now.counter - base_c;
     const uint64_t extrapolated = base_ns + static_cast<uint64_t>((static_cast<unsigned __int128>(d) * mult) >> kShift);
     const uint64_t err = AbsDiff(extrapolated, now.ns);
-    checked_.fetch_add(1, std::memory_order_relaxed);
+    checked_.store(checked_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // CAS holder only
     if (err > max_error_ns_.load(std::memory_order_relaxed)) max_error_ns_.store(err, std::memory_order_relaxed);
     if (err > kBoundNs) {
       FallBack(Fallback::kError, err);
@@ -285,8 +285,8 @@ uint64_t EventClock::Slow() noexcept {
   base_counter_.store(now.counter, std::memory_order_relaxed);
   base_ns_.store(now.ns, std::memory_order_relaxed);
   mult_.store(new_mult, std::memory_order_relaxed);
+  reanchors_.store(reanchors_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // CAS holder only
   seq_.store(s + 2, std::memory_order_release);
-  reanchors_.fetch_add(1, std::memory_order_relaxed);
   return now.ns;
 #else
   return MonotonicNs();

@@ -141,6 +141,34 @@ class alignas(64) EventClock {
     return NowNs();
   }
 
+  // For the watchdog's loop, once per wake, before it sleeps until next_wake_ns (CLOCK_MONOTONIC; UINT64_MAX:
+  // no timeout) at now_ns: re-anchors (Slow) when the anchor is past half its span and would be used up
+  // before that wake; nothing when the counter is not in use (limit 0: not calibrated, or clock_gettime).
+  // Why: a re-anchor is due once per kReanchorNs while anyone reads the clock, and whichever reader meets a
+  // used-up anchor takes it. The demo's main thread reads most often (two reads per gap with input's), so
+  // it met many of them (uprobe on Slow, 15 s demo runs: main 5.2-5.4 a second, the watchdog 11-12 at its
+  // poll checks). The watchdog is awake ~30 times a second there anyway (every monitor's deadlines, the
+  // checks): taking the re-anchor at the last of those wakes before the anchor runs out adds no wake and
+  // hardly any re-anchor (main 2.2-2.4, watchdog 15-16 a second after; all threads ~23 before and after).
+  // A young anchor is left alone even before a long sleep: replacing it would buy only its age. Inline: no
+  // function of its own outside the ordered text (lib/startup_order.ld).
+  void RefreshBeforeSleep(uint64_t now_ns, uint64_t next_wake_ns) noexcept {
+#if JP_EVENT_CLOCK_HAS_COUNTER
+    const uint64_t limit = limit_ticks_.load(std::memory_order_relaxed);
+    if (limit == 0) return;
+    const uint64_t until_wake = next_wake_ns > now_ns ? next_wake_ns - now_ns : 0;
+    const uint64_t span = reanchor_ns_;
+    // Re-anchored when older than this: past half its span and used up before the next wake.
+    const uint64_t keep = until_wake >= span / 2 ? span / 2 : span - until_wake;
+    const uint64_t age = ReadCounter() - base_counter_.load(std::memory_order_relaxed);
+    // limit ticks are span ns: age / limit >= keep / span, without a division.
+    if (static_cast<unsigned __int128>(age) * span >= static_cast<unsigned __int128>(keep) * limit) Slow();
+#else
+    (void)now_ns;
+    (void)next_wake_ns;
+#endif
+  }
+
   // A copy of the anchor kept by one thread for itself (NowNsFrom), where that thread keeps the words it
   // touches anyway: the looper's main thread reads the clock at every wake from epoll, with cold caches,
   // and the process clock's line was a miss of its own there (it is written by every re-anchor, read by
@@ -250,7 +278,12 @@ class alignas(64) EventClock {
   // at the first read after a long wait) reads or counts besides the words above, so it touches no
   // second line in the common case.
   uint64_t max_sample_ticks_ = 0;  // widest counter bracket around a clock_gettime we accept
-  std::atomic<uint64_t> checked_{0}, reanchors_{0};
+  // Written only by the re-anchoring thread (the one whose CAS made seq_ odd) and by Init: plain loads and
+  // stores, no locked add (two locked instructions per re-anchor were half of Slow's samples in situ).
+  // 32 bits each, so that the largest error (read at every checked re-anchor) fits this line too: at 20
+  // re-anchors a second they wrap after ~6 years.
+  std::atomic<uint32_t> checked_{0}, reanchors_{0};
+  std::atomic<uint64_t> max_error_ns_{0};
   // (The words above are NowNs()'s and the re-anchor's; the ones below the control path's and the rare.)
 
   uint64_t reanchor_ns_ = kReanchorNs;
@@ -259,7 +292,6 @@ class alignas(64) EventClock {
   // Detail of an Init failure (control path). A fixed buffer, not a std::string, so that the clock stays
   // constant-initialised and trivially destructible.
   char note_[160] = {};
-  std::atomic<uint64_t> max_error_ns_{0};
 };
 
 namespace internal {

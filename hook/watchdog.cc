@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "hook/clock.h"
+#include "hook/event_clock.h"
 #include "hook/jni/java_stack_release.h"
 
 namespace jp::hook {
@@ -288,7 +289,11 @@ void Watchdog::Loop() {
     // goes back (hook/jni/java_stack_release.h).
     jni::ReleaseStackIfJavaRan();
     const uint64_t nearest = deadline < periodic ? deadline : periodic;
-    if (nearest != kNever && nearest <= MonotonicNs()) continue;  // came due while callbacks ran
+    const uint64_t after = MonotonicNs();
+    if (nearest != kNever && nearest <= after) continue;  // came due while callbacks ran
+    // The event clock's re-anchor, when it would be due before this thread is awake again, taken here
+    // rather than by the first hot-path reader after the anchor ran out (usually the app's main thread).
+    ProcessEventClock().RefreshBeforeSleep(after, nearest);
     planned_wake_ns_.store(nearest, std::memory_order_seq_cst);
     FutexWaitUntil(&wake_seq_, seq, nearest);
   }

@@ -271,6 +271,68 @@ TEST(EventClock, ARefreshReanchorsOnlyAnAnchorOlderThanAsked) {
   EXPECT_GT(CheckBound(&clock, 50 * kNsPerMs, 7), 0);
 }
 
+// The watchdog's refresh before it sleeps (RefreshBeforeSleep): an anchor is replaced only when it is past
+// half its span and would be used up before the wake; otherwise it is left alone. Ages are bracketed by
+// clock_gettime around Init (the anchor is taken inside it), so each expectation is only asserted where
+// the bracket decides it.
+TEST(EventClock, ARefreshBeforeSleepReanchorsOnlyAnAnchorThatRunsOutBeforeTheWake) {
+  EventClock::Options o;
+  o.reanchor_ns = 400 * kNsPerMs;  // no read below reaches the end of an anchor: only refreshes re-anchor
+  const uint64_t span = o.reanchor_ns;
+  EventClock clock;
+  const uint64_t init_start = MonotonicNs();
+  if (!clock.Init(o)) GTEST_SKIP() << "no validated counter here: " << clock.why();
+  const uint64_t init_end = MonotonicNs();
+  const uint64_t r0 = clock.stats().reanchors;
+  // Young, before a sleep longer than its span (and before one with no timeout): left alone, the first
+  // reader after its end re-anchors as before.
+  uint64_t now = MonotonicNs();
+  clock.RefreshBeforeSleep(now, now + 10 * span);
+  clock.RefreshBeforeSleep(now, UINT64_MAX);
+  if (MonotonicNs() - init_start < span / 2) {
+    EXPECT_EQ(clock.stats().reanchors, r0) << "an anchor younger than half its span was replaced";
+  }
+  SleepNs(span / 2 + 20 * kNsPerMs);
+  // Past half its span, the wake comes before its end: left alone (the next wake decides).
+  now = MonotonicNs();
+  const uint64_t age_max = now - init_start;
+  if (age_max + 20 * kNsPerMs < span) {
+    clock.RefreshBeforeSleep(now, now + (span - age_max) / 2);
+    if (MonotonicNs() - init_start + (span - age_max) / 2 < span) {
+      EXPECT_EQ(clock.stats().reanchors, r0) << "an anchor that lasts until the wake was replaced";
+    }
+  }
+  // Past half its span, the wake after its end: replaced now (a pair taken while the thread was
+  // interrupted is refused and the next call tries again: a few calls at most).
+  for (int i = 0; i < 100 && clock.stats().reanchors == r0; ++i) {
+    now = MonotonicNs();
+    const uint64_t age_min = now - init_end;
+    ASSERT_GE(age_min, span / 2);
+    clock.RefreshBeforeSleep(now, now + (age_min < span ? span - age_min : 0) + 10 * kNsPerMs);
+  }
+  ASSERT_EQ(clock.stats().reanchors, r0 + 1);
+  // The new anchor is fresh: the same call again leaves it, unless this thread was held for half a span.
+  const uint64_t fresh = MonotonicNs();
+  clock.RefreshBeforeSleep(fresh, fresh + 10 * span);
+  if (MonotonicNs() - fresh < span / 4) {
+    EXPECT_EQ(clock.stats().reanchors, r0 + 1) << "a fresh anchor was replaced";
+  }
+  EXPECT_GT(CheckBound(&clock, 50 * kNsPerMs, 11), 0);
+}
+
+// A clock on clock_gettime has no anchor: the refresh does nothing (no re-anchor attempt, no crash).
+TEST(EventClock, ARefreshBeforeSleepOfAFallenBackClockDoesNothing) {
+  EventClock::Options o;
+  o.force_fallback = "test: forced";
+  EventClock clock;
+  ASSERT_FALSE(clock.Init(o));
+  const uint64_t now = MonotonicNs();
+  clock.RefreshBeforeSleep(now, UINT64_MAX);
+  clock.RefreshBeforeSleep(now, now);
+  EXPECT_EQ(clock.stats().reanchors, 0u);
+  EXPECT_STREQ(clock.source(), "clock_gettime");
+}
+
 TEST(ProcessEventClock, CalibratedOnceAndAgainOnlyWhenTheTestOptionsChange) {
   struct Reset {
     ~Reset() { EventClock::SetOptionsForTest(nullptr); }  // also when an assertion returns early

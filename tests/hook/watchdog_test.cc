@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "hook/clock.h"
+#include "hook/event_clock.h"
 
 namespace jp::hook {
 namespace {
@@ -322,6 +323,64 @@ TEST(Watchdog, PeriodicCheckCanRemoveItself) {
   ASSERT_TRUE(w.Arm(1, MonotonicNs() + 20 * kNsPerMs, RecordFire, &sentinel));
   ASSERT_TRUE(sentinel.counter.WaitFor(1));
   EXPECT_EQ(s.runs.load(), 3);
+}
+
+// The event clock's re-anchor taken by the watchdog before it sleeps (EventClock::RefreshBeforeSleep):
+// with nothing else reading the process clock, every sleep longer than what is left of the anchor's span
+// starts with a fresh anchor; wakes closer together than half the span leave a young anchor alone.
+struct ProcessClockForTest {
+  explicit ProcessClockForTest(uint64_t span_ns) {
+    options.reanchor_ns = span_ns;
+    EventClock::SetOptionsForTest(&options);
+    counter = CalibrateProcessEventClock();
+  }
+  ~ProcessClockForTest() { EventClock::SetOptionsForTest(nullptr); }  // the next calibration: defaults
+  EventClock::Options options;
+  bool counter = false;
+};
+
+void CountRun(uint64_t, void* arg) { static_cast<Counter*>(arg)->Add(); }
+
+TEST(Watchdog, ReanchorsTheEventClockBeforeASleepLongerThanTheAnchorLasts) {
+  const uint64_t span = 40 * kNsPerMs;
+  ProcessClockForTest clock(span);
+  if (!clock.counter) GTEST_SKIP() << "no validated counter here: " << ProcessEventClock().why();
+  Watchdog w;
+  ASSERT_TRUE(w.Start(nullptr));
+  Counter runs;
+  const uint64_t r0 = ProcessEventClock().stats().reanchors;
+  const uint64_t i0 = w.stats().loop_iterations;
+  ASSERT_GE(w.AddPeriodic(100 * kNsPerMs, CountRun, &runs), 0);  // each sleep: 100 ms, > the span
+  ASSERT_TRUE(runs.WaitFor(5));
+  w.Stop();
+  const uint64_t reanchors = ProcessEventClock().stats().reanchors - r0;
+  const uint64_t wakes = w.stats().loop_iterations - i0;  // the AddPeriodic's rescan, then one per run
+  // Every wake found an anchor at least one period old and a period to sleep: re-anchored, except where a
+  // pair was refused (an interrupted clock_gettime; none expected in five) and at most the first pass.
+  EXPECT_GE(reanchors + 2, wakes) << "wakes " << wakes;
+  EXPECT_GE(reanchors, 4u);
+  EXPECT_LE(reanchors, wakes);
+}
+
+TEST(Watchdog, LeavesAYoungEventClockAnchorAloneBetweenCloseWakes) {
+  const uint64_t span = 400 * kNsPerMs;
+  ProcessClockForTest clock(span);
+  if (!clock.counter) GTEST_SKIP() << "no validated counter here: " << ProcessEventClock().why();
+  Watchdog w;
+  ASSERT_TRUE(w.Start(nullptr));
+  Counter runs;
+  const uint64_t start = MonotonicNs();
+  const uint64_t r0 = ProcessEventClock().stats().reanchors;
+  const int handle = w.AddPeriodic(5 * kNsPerMs, CountRun, &runs);  // wakes 5 ms apart
+  ASSERT_GE(handle, 0);
+  ASSERT_TRUE(runs.WaitFor(30));
+  ASSERT_TRUE(w.RemovePeriodic(handle));
+  const uint64_t elapsed = MonotonicNs() - start;
+  const uint64_t reanchors = ProcessEventClock().stats().reanchors - r0;
+  // An anchor is replaced once it is past half its span (and would run out before the next wake, which at
+  // 5 ms apart is only near its end): at most one per half span elapsed, not one per wake.
+  EXPECT_LE(reanchors, elapsed / (span / 2) + 1) << "elapsed " << elapsed << " ns";
+  EXPECT_GE(runs.value(), 30);
 }
 
 TEST(Watchdog, IdleThreadNeverWakesUp) {
