@@ -187,6 +187,10 @@ TextReleaseResult ReleaseCleanPages(const void* begin, const void* end, const Lo
   return r;
 }
 
+// The first segment's pages as the releases give them back, for the sweeps (SweepRareText): computed by
+// the release (FindLoadSegment reads the program headers, which lie in that very segment).
+std::atomic<uintptr_t> g_sweep_headers_begin{0}, g_sweep_headers_end{0};
+
 // The first segment (the one holding the ELF header), read-only, released whole: the loader maps whole
 // pages, so its last partial page is file content too.
 void ReleaseHeaderSegment(ReleaseState& s) {
@@ -201,6 +205,8 @@ void ReleaseHeaderSegment(ReleaseState& s) {
   const long page = sysconf(_SC_PAGESIZE);
   if (page > 0) first.end = (first.end + static_cast<uintptr_t>(page) - 1) / static_cast<uintptr_t>(page) *
                             static_cast<uintptr_t>(page);
+  g_sweep_headers_begin.store(first.begin, std::memory_order_relaxed);
+  g_sweep_headers_end.store(first.end, std::memory_order_relaxed);
   const TextReleaseResult r =
       ReleaseReadOnlyFilePages(reinterpret_cast<const void*>(first.begin), reinterpret_cast<const void*>(first.end),
                                first);
@@ -291,6 +297,28 @@ void ReleaseStartOnlyText() {
   ReleaseHeaderSegment(s);
 }
 
+namespace {
+
+// Whether a page of [first, last) (page-aligned) is mapped, from the kept pagemap descriptor; an entry that
+// cannot be read counts as mapped (the release then checks and says why).
+bool AnyPageMapped(int fd, uintptr_t first, uintptr_t last, uintptr_t page) {
+  uint64_t entries[64];
+  for (uintptr_t at = first; at < last;) {
+    const size_t want = (last - at) / page < 64 ? (last - at) / page : 64;
+    const ssize_t n = pread(fd, entries, want * sizeof(uint64_t), static_cast<off_t>(at / page * sizeof(uint64_t)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || n % sizeof(uint64_t) != 0) return true;
+    const size_t got = static_cast<size_t>(n) / sizeof(uint64_t);
+    for (size_t i = 0; i < got; ++i) {
+      if (entries[i] & (kPagePresent | kPageSwapped)) return true;
+    }
+    at += got * page;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool SweepRareText() {
   if (!g_sweep_enabled.load(std::memory_order_acquire)) return false;  // no range, released off, or no start yet
   const int fd = g_sweep_pagemap_fd.load(std::memory_order_acquire);
@@ -299,23 +327,14 @@ bool SweepRareText() {
   const auto page = static_cast<uintptr_t>(page_l);
   const uintptr_t first = (reinterpret_cast<uintptr_t>(ReleasedTextBegin()) + page - 1) / page * page;
   const uintptr_t last = reinterpret_cast<uintptr_t>(jp_start_only_text_end) / page * page;
-  // Any page of the range mapped (or an entry that cannot be read: the release then checks and says why)
-  // calls the release; its own checks decide, and refuse a page that is not a clean file page.
-  bool mapped = false;
-  uint64_t entries[64];
-  for (uintptr_t at = first; !mapped && at < last;) {
-    const size_t want = (last - at) / page < 64 ? (last - at) / page : 64;
-    const ssize_t n = pread(fd, entries, want * sizeof(uint64_t), static_cast<off_t>(at / page * sizeof(uint64_t)));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || n % sizeof(uint64_t) != 0) {
-      mapped = true;
-      break;
-    }
-    const size_t got = static_cast<size_t>(n) / sizeof(uint64_t);
-    for (size_t i = 0; i < got; ++i) mapped |= (entries[i] & (kPagePresent | kPageSwapped)) != 0;
-    at += got * page;
+  // The rare and start-only text, then the first segment (a rare path's read of a string or a table in
+  // .rodata maps its 36 KiB back without any rare text): either calls the release, whose own checks
+  // decide (and refuse a page that is not a clean file page).
+  if (!AnyPageMapped(fd, first, last, page) &&
+      !AnyPageMapped(fd, g_sweep_headers_begin.load(std::memory_order_relaxed),
+                     g_sweep_headers_end.load(std::memory_order_relaxed), page)) {
+    return false;
   }
-  if (!mapped) return false;
   ReleaseStartOnlyText();
   return true;
 }
