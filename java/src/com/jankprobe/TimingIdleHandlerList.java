@@ -98,7 +98,10 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   // A typed view of the shared words (hook/jni/jni_refs.h, IdleWords), in native byte order:
   // running_since is long 0 (byte 0), gap_start is long 2 (byte 16). A view's absolute put/get is fewer
   // calls than ByteBuffer's (no unaligned/endian layer): the same once C2 inlines them, fewer
-  // instructions and cycles before (C1's profiling tier).
+  // instructions and cycles before (C1's profiling tier). There (JDK 17, a tiered JVM: C1InlineStackLimit
+  // 5) no view's get inlines: DirectLongBufferU.get is 36 bytecodes, over C1's 35, and the int view's
+  // (34) uses too much stack; each calls its ix() out of line, so a read is two calls whichever the view
+  // (ByteBuffer.getLong(int) four). An int view for the gap's low half alone saved nothing (session 9).
   static final LongBuffer RUNNING_SINCE;
   static final int RUNNING_SINCE_INDEX = 0;
   static final int GAP_START_INDEX = 2;
@@ -260,23 +263,29 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
     @Override
     public boolean queueIdle() {
       final long gap = RUNNING_SINCE.get(GAP_START_INDEX);
-      // Written out, not a helper method: C1's profiling tier, where an app's wrapper stays on HotSpot,
-      // does not inline a method this size, and the call cost ~25 instructions per call. Every start but
-      // the gap's own is made odd (CLEARED_AT_END, see the class comment).
-      final long start;
-      if (gap == 0) {
-        start = System.nanoTime() | CLEARED_AT_END;
-      } else if (gap == lastGap) {
-        start = lastEnd | CLEARED_AT_END;
-      } else if ((gap & GAP_NOT_AN_IDLE_START) == 0) {
-        start = gap;
-      } else {
-        start = System.nanoTime() | CLEARED_AT_END;
+      // Written out, not helper methods, on the common path (a gap a pass may start at, not seen by the
+      // previous call: its start, no shared word written): C1's profiling tier, where an app's wrapper stays
+      // on HotSpot, inlines no method this size (nor any whose stack and locals pass C1InlineStackLimit, 5),
+      // and each call there costs ~25 instructions plus its code, counters and profile lines, cold after each
+      // epoll wait. For the same reason the common path takes as few branches as it can: each is a profile
+      // counter update in that tier. Here one: the sign bit of (a | -a) says a != 0, so the test below is
+      // "gap differs from lastGap, and gap's lowest set bit is above bit 0" (even and not 0), in one compare.
+      long start = gap;
+      final long sameGap = gap ^ lastGap;
+      final long aboveBit0 = (gap & -gap) >>> 1;
+      if (((sameGap | -sameGap) & (aboveBit0 | -aboveBit0)) >= 0) {
+        // Any other start is odd (CLEARED_AT_END) and goes into RUNNING_SINCE, cleared at the call's end. A
+        // gap word seen by the previous call too: the same pass (no poll in between), and this handler
+        // starts where the previous one ended (its end clock read). 0 (the poll source off, stopping, or
+        // never seen this thread return from epoll) or a gap after fd callbacks or a wait (bit 0, see
+        // GAP_NOT_AN_IDLE_START): System.nanoTime, as without the source. Inline, not a method of its own:
+        // a call costs those paths more than the lines it would keep off the common one.
+        start = (gap != 0 && sameGap == 0 ? lastEnd : System.nanoTime()) | CLEARED_AT_END;
+        RUNNING_SINCE.put(RUNNING_SINCE_INDEX, start);
       }
       // Published before the handler runs: the watchdog judges a call that started at its gap by this
       // field (read through JNI), so such a call writes no shared word (see lastGap).
       lastGap = gap;
-      if ((start & CLEARED_AT_END) != 0) RUNNING_SINCE.put(RUNNING_SINCE_INDEX, start);
       if (covered == 0) nativeArm(start);
       boolean keep = false;
       try {
@@ -285,12 +294,16 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
       } finally {
         final long end = System.nanoTime();
         lastEnd = end;
-        final long dur = end > start ? end - start : 0;  // a gap start may be up to 50 us ahead of nanoTime
+        // A gap start may be up to 50 us ahead of nanoTime: clamped at 0 by the sign mask, no branch.
+        long dur = end - start;
+        dur &= ~(dur >> 63);
         final Timed f = figures;
         if (f != null) {
           f.calls++;
           f.totalNs += dur;
-          if (dur > f.maxNs) f.maxNs = dur;
+          // The longest, without a branch (durations are far below 2^62, so the difference cannot overflow).
+          final long longer = dur - f.maxNs;
+          f.maxNs += longer & ~(longer >> 63);
           if (dur < foldBelowNs) {
             // A start at the pass's gap (even) wrote no word: nothing to clear.
             if ((start & CLEARED_AT_END) != 0) RUNNING_SINCE.put(RUNNING_SINCE_INDEX, 0L);
