@@ -197,18 +197,20 @@ inline PendingEvent& SlotRegister(PendingEvent& slot) noexcept {
 // saved registers, no stack frame and no spills (in situ every instruction of the chain counts:
 // input/hot_path.h). Whatever is checked before the first store can still go to the general path whole.
 template <int kLayout>
-JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt(InputTracker* self, int fd, const void* buf, ssize_t n,
-                                                 uint64_t now, size_t capacity) noexcept {
+inline ssize_t InputTracker::ReceivedAtBody(InputTracker* self, int fd, const void* buf, ssize_t n, uint64_t now,
+                                            size_t capacity) noexcept {
   // Another thread, the owner before it is known here, a nested entry (a signal handler on the owner
   // thread: it may not use the owner's private parts), the generic entry (fd mode, a layout from outside
   // the table) and a stale one (loaded before a new Enable bound another layout): the gated general path.
   if (kLayout < 0 || __builtin_expect(!self->IsOwnerThread(), 0)) {
-    return self->ReceivedGated(fd, buf, n, now, capacity);
+    JP_INPUT_RARE_EXIT return self->ReceivedGated(fd, buf, n, now, capacity);
   }
   const int in = self->gate_.EnterOwnerOutermost();
-  if (__builtin_expect(in < 0, 0)) return self->ReceivedGated(fd, buf, n, now, capacity);
-  if (__builtin_expect(in == 0, 0)) return self->LeaveAsOwner(n);
-  if (__builtin_expect(self->layout_index_ != kLayout, 0)) return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
+  if (__builtin_expect(in < 0, 0)) { JP_INPUT_RARE_EXIT return self->ReceivedGated(fd, buf, n, now, capacity); }
+  if (__builtin_expect(in == 0, 0)) { JP_INPUT_RARE_EXIT return self->LeaveAsOwner(n); }
+  if (__builtin_expect(self->layout_index_ != kLayout, 0)) {
+    JP_INPUT_RARE_EXIT return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
+  }
   if constexpr (kLayout >= 0) {
     // The owner's first probe (Claim's usual case) without the kClaimed step: no other thread claims or
     // takes in the owner's part, so the fields are written while the slot still reads kFree (every reader
@@ -221,7 +223,7 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt(InputTracker* self, int fd, 
     constexpr size_t kMinMotion = kL.pointers_off;
     static_assert(kL.key_size < kMinMotion, "a KEY is shorter than any MOTION");
     if (__builtin_expect(static_cast<size_t>(n) < kMinMotion, 0)) {
-      return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
+      JP_INPUT_RARE_EXIT return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
     }
     // The probe is the event's (fd, seq): the seq read before decoding (a packet that then fails leaves
     // its slot free, as below), where the decoder reads it.
@@ -232,14 +234,16 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt(InputTracker* self, int fd, 
     // for now, as the send side does for the next FINISHED.
     PendingEvents::PrefetchNextLane(e);
     const uint32_t word = e.word.load(std::memory_order_acquire);  // pairs with Free's release
-    if (__builtin_expect(StateOf(word) != kFree, 0)) return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
+    if (__builtin_expect(StateOf(word) != kFree, 0)) {
+      JP_INPUT_RARE_EXIT return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
+    }
     e.fd = fd;
     e.tid = self->OwnerTid();  // the caller's: it is the owner
     e.fd_mode = false;
     e.read_ns = now;
     // Decoded straight into the slot (each field stored once checked: few values live at once).
     if (__builtin_expect(DecodeReceivedAs<kLayout>(buf, static_cast<size_t>(n), &e) != Verdict::kOk, 0)) {
-      return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
+      JP_INPUT_RARE_EXIT return self->ReceivedOwnerGeneral(fd, buf, n, now, capacity);
     }
     // The word again rather than kept from the probe (a register less across the decoding; nobody else
     // writes an owner-part slot). A free word's state bits are 0.
@@ -250,22 +254,27 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt(InputTracker* self, int fd, 
     // LowerDeadline and NoteValid, their usual case inline (nothing to do), the rest in ReceivedRest.
     const uint64_t due = now + self->lag_ns_.load(std::memory_order_relaxed);
     self->gate_.fence().Light();
-    // The channel's "validated, nothing to note" look: first the fd it last held for (one compare), then
-    // the table's own first look (a second channel), which moves that hint.
+    // The channel's "validated, nothing to note" look: the fd it last held for (one compare); another fd
+    // (a first read, a second channel) goes to ReceivedRest for the table's own look, which moves that hint.
     if (__builtin_expect(self->armed_due_ns_.load(std::memory_order_relaxed) > due, 0)) {
-      return self->ReceivedRest(fd, due, n);
+      JP_INPUT_RARE_EXIT return self->ReceivedRest(fd, due, n);
     }
     if (__builtin_expect(fd != self->clean_fd_.load(std::memory_order_relaxed), 0)) {
-      if (!self->channels_.IsCleanValid(fd)) return self->ReceivedRest(fd, due, n);
-      self->clean_fd_.store(fd, std::memory_order_relaxed);
+      JP_INPUT_RARE_EXIT return self->ReceivedRest(fd, due, n);
     }
     return self->LeaveAsOwner(n);
   }
 }
 
+// Also the channel's look when the read's fd is not the one the hint holds (a first read, a second
+// channel): inline in ReceivedAt it lay between the usual path's instructions (one code line more per read).
 JP_INPUT_COLD ssize_t InputTracker::ReceivedRest(int fd, uint64_t due, ssize_t n) noexcept {
   LowerDeadlineFenced(due);  // after the caller's Light()
-  channels_.NoteValid(fd);
+  if (channels_.IsCleanValid(fd)) {
+    clean_fd_.store(fd, std::memory_order_relaxed);
+  } else {
+    channels_.NoteValid(fd);
+  }
   return LeaveAsOwner(n);
 }
 
@@ -355,23 +364,25 @@ void InputTracker::Track(bool owner, uint32_t tid, int fd, const ReceivedEvent* 
 }
 
 template <int kLayout>
-JP_INPUT_HOT_ENTRY ssize_t InputTracker::SentAt(InputTracker* self, int fd, const void* buf, ssize_t n,
-                                             uint64_t now) noexcept {
-  if (kLayout < 0 || __builtin_expect(!self->IsOwnerThread(), 0)) return self->SentGated(fd, buf, n, now);
+inline ssize_t InputTracker::SentAtBody(InputTracker* self, int fd, const void* buf, ssize_t n,
+                                        uint64_t now) noexcept {
+  if (kLayout < 0 || __builtin_expect(!self->IsOwnerThread(), 0)) {
+    JP_INPUT_RARE_EXIT return self->SentGated(fd, buf, n, now);
+  }
   const int in = self->gate_.EnterOwnerOutermost();
-  if (__builtin_expect(in < 0, 0)) return self->SentGated(fd, buf, n, now);
-  if (__builtin_expect(in == 0, 0)) return self->LeaveAsOwner(n);
+  if (__builtin_expect(in < 0, 0)) { JP_INPUT_RARE_EXIT return self->SentGated(fd, buf, n, now); }
+  if (__builtin_expect(in == 0, 0)) { JP_INPUT_RARE_EXIT return self->LeaveAsOwner(n); }
   // A FINISHED is exactly finished_size bytes: checked first, the decoder's own size checks fold away.
   // (No fd-mode look here: a channel in fd mode never validated a packet, so its only pending events are
   // fd-mode ones, seq 0, which the take below never matches; the general path then times it.)
   if (__builtin_expect(self->layout_index_ != kLayout, 0) ||
       __builtin_expect(static_cast<size_t>(n) != kLayoutTable[kLayout < 0 ? 0 : kLayout]->finished_size, 0)) {
-    return self->SentOwnerGeneral(fd, buf, n, now);
+    JP_INPUT_RARE_EXIT return self->SentOwnerGeneral(fd, buf, n, now);
   }
   if constexpr (kLayout >= 0) {
     FinishedSignal f;
     if (__builtin_expect(DecodeSentAs<kLayout>(buf, static_cast<size_t>(n), &f) != Verdict::kOk, 0)) {
-      return self->SentOwnerGeneral(fd, buf, n, now);
+      JP_INPUT_RARE_EXIT return self->SentOwnerGeneral(fd, buf, n, now);
     }
     // Take's usual case (the event is in the first probe: its (fd, seq) slot, where the read put it
     // unless more than PendingEvents::kLanes of its channel were in flight) and a ring with room (by the
@@ -388,7 +399,7 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::SentAt(InputTracker* self, int fd, cons
     const uint64_t head = FinishedRing::Head(self->ring_producer_);
     if (__builtin_expect(StateOf(seen) != kPending || e.fd != fd || e.seq != f.seq, 0) ||
         __builtin_expect(!self->finished_.HasRoomAt(self->ring_producer_, head), 0)) {
-      return self->SentOwnerGeneral(fd, buf, n, now);
+      JP_INPUT_RARE_EXIT return self->SentOwnerGeneral(fd, buf, n, now);
     }
     static_assert(kFinishing == kPending + 1, "the take adds one to a pending word");
     e.word.store(seen + 1, std::memory_order_relaxed);  // the owner's plain take: kPending -> kFinishing
@@ -401,7 +412,7 @@ JP_INPUT_HOT_ENTRY ssize_t InputTracker::SentAt(InputTracker* self, int fd, cons
     if (__builtin_expect(PendingEvents::HasMarks(e, seen), 0) ||
         __builtin_expect(now > e.read_ns + self->lag_ns_.load(std::memory_order_relaxed), 0) ||
         __builtin_expect(self->armed_due_ns_.load(std::memory_order_relaxed) > now + kDrainPeriodNs, 0)) {
-      return self->FinishRest(&e, now, f.consume_time_ns, f.handled, n);
+      JP_INPUT_RARE_EXIT return self->FinishRest(&e, now, f.consume_time_ns, f.handled, n);
     }
     PendingEvents::FreeFrom(e, seen);
     return self->LeaveAsOwner(n);
@@ -437,6 +448,29 @@ JP_INPUT_COLD ssize_t InputTracker::SentGated(int fd, const void* buf, ssize_t n
   LeaveGated(pass);
   return n;
 }
+
+// The entries (input_tracker.h, ReceivedAt / SentAt): each side's body for one layout index.
+#define JP_INPUT_DEFINE_ENTRIES(kLayout)                                                                        \
+  template <>                                                                                                  \
+  JP_INPUT_HOT_ENTRY ssize_t InputTracker::ReceivedAt<kLayout>(InputTracker * self, int fd, const void* buf,  \
+                                                               ssize_t n, uint64_t now, size_t capacity) noexcept { \
+    return ReceivedAtBody<kLayout>(self, fd, buf, n, now, capacity);                                           \
+  }                                                                                                            \
+  template <>                                                                                                  \
+  JP_INPUT_HOT_ENTRY ssize_t InputTracker::SentAt<kLayout>(InputTracker * self, int fd, const void* buf,      \
+                                                           ssize_t n, uint64_t now) noexcept {                 \
+    return SentAtBody<kLayout>(self, fd, buf, n, now);                                                         \
+  }
+JP_INPUT_DEFINE_ENTRIES(-1)
+JP_INPUT_DEFINE_ENTRIES(0)
+JP_INPUT_DEFINE_ENTRIES(1)
+JP_INPUT_DEFINE_ENTRIES(2)
+JP_INPUT_DEFINE_ENTRIES(3)
+JP_INPUT_DEFINE_ENTRIES(4)
+JP_INPUT_DEFINE_ENTRIES(5)
+JP_INPUT_DEFINE_ENTRIES(6)
+#undef JP_INPUT_DEFINE_ENTRIES
+static_assert(kLayoutCount == 7, "one JP_INPUT_DEFINE_ENTRIES (and DECLARE, input_tracker.h) per layout index");
 
 InputTracker::ReceivedEntry InputTracker::ReceivedEntryFor(int layout_index) noexcept {
   switch (layout_index) {

@@ -204,7 +204,8 @@ class InputTracker {
   // Only Get() constructs it, on zeroed pages (see there): the pending table is left as they are. Inline,
   // so that it is part of Get(), whose place in the start-up text is fixed (lib/startup_order.ld): an
   // out-of-line constructor landed in another 64 KiB text window, which start then faulted in.
-  InputTracker() noexcept : pending_(PendingEvents::OnZeroedMemory{}) {}
+  // Defined below the class: its entries are the -1 specializations, declared there.
+  InputTracker() noexcept;
 
   // The hot paths are split so that what every event runs is dense code (input/hot_path.h) and makes no
   // call: the entries per layout (ReceivedAt / SentAt, kLayout the bound layout's index in kLayoutTable,
@@ -232,11 +233,23 @@ class InputTracker {
     return entry(t, fd, buf, n, now);
   }
   static SentEntry SentEntryFor(int layout_index) noexcept;
+  // The entries are explicit specializations (input_tracker.cc, one per layout index, -1 to
+  // kLayoutCount - 1: declared below the class), each the always-inline body of its side (ReceivedAtBody
+  // / SentAtBody) compiled for its layout. Not implicit instantiations: those are COMDAT, and GCC never
+  // splits a COMDAT function into hot and cold parts, so the blocks of the rare exits (JP_INPUT_RARE_EXIT)
+  // stayed between the hot instructions. Their names are the template's, which lib/startup_order.ld lists.
   template <int kLayout>
   static ssize_t ReceivedAt(InputTracker* self, int fd, const void* buf, ssize_t n, uint64_t now,
                             size_t capacity) noexcept;
   template <int kLayout>
   static ssize_t SentAt(InputTracker* self, int fd, const void* buf, ssize_t n, uint64_t now) noexcept;
+  template <int kLayout>
+  __attribute__((always_inline)) static inline ssize_t ReceivedAtBody(InputTracker* self, int fd, const void* buf,
+                                                                      ssize_t n, uint64_t now,
+                                                                      size_t capacity) noexcept;
+  template <int kLayout>
+  __attribute__((always_inline)) static inline ssize_t SentAtBody(InputTracker* self, int fd, const void* buf,
+                                                                  ssize_t n, uint64_t now) noexcept;
   ssize_t ReceivedRest(int fd, uint64_t due, ssize_t n) noexcept;
   ssize_t ReceivedOwnerGeneral(int fd, const void* buf, ssize_t n, uint64_t now, size_t capacity) noexcept;
   ssize_t ReceivedGated(int fd, const void* buf, ssize_t n, uint64_t now, size_t capacity) noexcept;
@@ -341,8 +354,8 @@ class InputTracker {
   }
   alignas(128) hook::InFlightGate gate_;  // its fence (gate_.fence()) orders the tracker's own Dekker pairs too
   // Line A.
-  std::atomic<ReceivedEntry> received_at_{&ReceivedAt<-1>};
-  std::atomic<SentEntry> sent_at_{&SentAt<-1>};
+  std::atomic<ReceivedEntry> received_at_;  // &ReceivedAt<-1> until Enable binds a layout (constructor)
+  std::atomic<SentEntry> sent_at_;          // &SentAt<-1> likewise
   std::atomic<uint64_t> lag_ns_{100000000};
   // Due time of the monitor deadline that is armed (UINT64_MAX: none). Lowered by CAS from the hot path,
   // reset by the callback that fires for it; see LowerDeadline and OnMonitorDeadline.
@@ -425,6 +438,26 @@ class InputTracker {
   FinishedRing finished_;  // its own lines: the consumer's line, then one line per slot (the producer's
                            // words are ring_producer_, in line A)
 };
+
+// The entries per layout index (see ReceivedAt / SentAt): explicit specializations, declared before any
+// use (the default entries of line A name the -1 ones), defined in input_tracker.cc.
+#define JP_INPUT_DECLARE_ENTRIES(kLayout)                                                                  \
+  template <>                                                                                             \
+  ssize_t InputTracker::ReceivedAt<kLayout>(InputTracker*, int, const void*, ssize_t, uint64_t, size_t) noexcept; \
+  template <>                                                                                             \
+  ssize_t InputTracker::SentAt<kLayout>(InputTracker*, int, const void*, ssize_t, uint64_t) noexcept;
+JP_INPUT_DECLARE_ENTRIES(-1)
+JP_INPUT_DECLARE_ENTRIES(0)
+JP_INPUT_DECLARE_ENTRIES(1)
+JP_INPUT_DECLARE_ENTRIES(2)
+JP_INPUT_DECLARE_ENTRIES(3)
+JP_INPUT_DECLARE_ENTRIES(4)
+JP_INPUT_DECLARE_ENTRIES(5)
+JP_INPUT_DECLARE_ENTRIES(6)
+#undef JP_INPUT_DECLARE_ENTRIES
+
+inline InputTracker::InputTracker() noexcept
+    : received_at_{&ReceivedAt<-1>}, sent_at_{&SentAt<-1>}, pending_(PendingEvents::OnZeroedMemory{}) {}
 
 inline InputTracker& InputTracker::Instance() noexcept {
   return *std::launder(reinterpret_cast<InputTracker*>(internal::g_tracker_storage));

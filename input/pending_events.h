@@ -181,7 +181,9 @@ class PendingEvents {
   // last lane (1 in kLanes seqs: the hint then goes to another channel's first lane, wasted). The slot
   // after, not Hash(fd, seq + 1): one instruction with no register of its own (the hash again cost ten
   // instructions and a saved register in ReceivedAt). In bounds: the owner part is the table's first half.
-  static void PrefetchNextLane(const PendingEvent& slot) noexcept {
+  // Always inline: GCC finds a function whose only effect is a prefetch "const" and drops calls to it
+  // that are not inlined first (the entries' bodies, ReceivedAtBody / SentAtBody, lost theirs).
+  __attribute__((always_inline)) static void PrefetchNextLane(const PendingEvent& slot) noexcept {
     static_assert(kOwnerSlots < kSlots, "an owner-part slot has a slot after it");
     __builtin_prefetch(&slot + 1);
   }

@@ -301,5 +301,52 @@ TEST_F(InputDrainApi34Test, TheWatchdogArmsTheNextScanWhileEventsComeAndStopsAft
   EXPECT_EQ(Counter("pending"), 0u);
 }
 
+// Reads that alternate between two channels: each read whose fd is not the one the owner's channel hint
+// holds takes ReceivedRest for the table's look (since session 9; it was inline in the entry), which moves
+// the hint and notes a channel it has not seen validated. No read goes the general way, every event is
+// recorded once, and malformed reads on the second channel afterwards leave it timed by event: it was
+// noted valid (a channel never noted valid is switched to fd mode by ChannelTable::kInvalidBeforeFdMode).
+TEST_F(InputDrainApi34Test, ReadsAlternatingBetweenTwoChannelsStayOnTheFastPathAndNoteBothValid) {
+  jpfx_channel* ch2 = jpfx_channel_open(34, JPFX_IO_BIONIC);
+  ASSERT_NE(ch2, nullptr);
+  const int fd2 = jpfx_app_fd(ch2);
+  constexpr uint32_t kPairs = 8;
+  uint64_t general_reads = 0;
+  for (uint32_t i = 0; i < 2 * kPairs; ++i) {
+    jpfx_channel* const c = i % 2 == 0 ? ch : ch2;
+    const uint32_t seq = (i % 2 == 0 ? 3000 : 4000) + i / 2;
+    ASSERT_EQ(jpfx_publish_motion(c, seq, 2, static_cast<int64_t>(hook::MonotonicNs()), 1), 0);
+    // Only the app's read is counted (this thread is the dispatcher too: its read of the FINISHED is
+    // not an event the fast path takes).
+    const uint64_t reads_before = Counter("owner_general_reads");
+    jpfx_event ev{};
+    ASSERT_EQ(jpfx_consume(c, &ev), 1);
+    general_reads += Counter("owner_general_reads") - reads_before;
+    ASSERT_EQ(jpfx_finish(c, seq, 1, ev.consume_time), 0);
+    uint32_t f;
+    int handled;
+    int64_t consume;
+    ASSERT_EQ(jpfx_dispatcher_receive(c, &f, &handled, &consume), 1);
+  }
+  EXPECT_EQ(general_reads, 0u);
+  InputTracker::Get().DrainFinished();
+  const std::vector<hook::Event> events = TimelineAlone();
+  const hook::StringTable& strings = hook::CurrentPluginContext()->timeline->strings();
+  for (uint32_t i = 0; i < kPairs; ++i) {
+    EXPECT_EQ(Count(events, strings, fd, 3000 + i, since), 1) << "seq " << 3000 + i;
+    EXPECT_EQ(Count(events, strings, fd2, 4000 + i, since), 1) << "seq " << 4000 + i;
+  }
+  // Short packets read with an InputMessage-sized buffer on the second channel: as many as switch a
+  // channel never noted valid to fd mode.
+  const uint8_t shorty[3] = {1, 2, 3};
+  uint8_t inbuf[4096];
+  for (uint32_t i = 0; i < ChannelTable::kInvalidBeforeFdMode; ++i) {
+    ASSERT_EQ(jpfx_send_raw(JPFX_IO_BIONIC, jpfx_dispatcher_fd(ch2), shorty, sizeof shorty), 3);
+    ASSERT_EQ(jpfx_recv_raw(JPFX_IO_BIONIC, fd2, inbuf, jpfx_message_size(34)), 3);
+  }
+  EXPECT_EQ(Counter("fd_mode_channels"), 0u);
+  jpfx_channel_close(ch2);
+}
+
 }  // namespace
 }  // namespace jp::input::testing
