@@ -68,31 +68,36 @@ void DeliverToJava(const char* report_json, void* arg) {
   ReleaseStackIfJavaRan();
 }
 
+// A failed capture's reason into the caller's buffer. Always inline: GCC made the lambda this was an
+// out-of-line clone in plain .text, outside lib/startup_order.ld's order, so a failed capture faulted a
+// 64 KiB window that no release covers (mem9 saw it resident in a demo run); inlined, it sits in
+// CaptureMainStack, in the rare text the releases and the watchdog's sweep give back.
+__attribute__((always_inline)) inline long CaptureFailed(char* buf, size_t cap, const char* why) {
+  snprintf(buf, cap, "%s", why);
+  return -1L;
+}
+
 long CaptureMainStack(void*, char* buf, size_t cap) {
-  auto fail = [&](const std::string& why) {
-    snprintf(buf, cap, "%s", why.c_str());
-    return -1L;
-  };
   std::string why;
   JNIEnv* env = AttachedEnv(g_refs.vm, "jankprobe-watchdog", &why);
-  if (!env) return fail(why);
+  if (!env) return CaptureFailed(buf, cap, why.c_str());
   ScopedLocalFrame frame(env, 64);
-  if (!frame.ok()) return fail("PushLocalFrame failed");
+  if (!frame.ok()) return CaptureFailed(buf, cap, "PushLocalFrame failed");
   jobject thread;
   {
     std::lock_guard<std::mutex> lock(g_mu);
     thread = g_main_thread ? env->NewLocalRef(g_main_thread) : nullptr;
   }
-  if (!thread) return fail("main thread unknown: JankProbe.start() was not called from Java");
+  if (!thread) return CaptureFailed(buf, cap, "main thread unknown: JankProbe.start() was not called from Java");
   NoteJavaFramesRan();  // the watchdog gives back the stack this touches once its callback returned
   auto frames = static_cast<jobjectArray>(env->CallObjectMethod(thread, g_refs.get_stack_trace));
-  if (TakeException(env, "Thread.getStackTrace", &why) || !frames) return fail(why);
+  if (TakeException(env, "Thread.getStackTrace", &why) || !frames) return CaptureFailed(buf, cap, why.c_str());
   const jsize n = env->GetArrayLength(frames);
   size_t used = 0;
   for (jsize i = 0; i < n; ++i) {
     jobject element = env->GetObjectArrayElement(frames, i);
     auto text = static_cast<jstring>(env->CallObjectMethod(element, g_refs.frame_to_string));
-    if (TakeException(env, "StackTraceElement.toString", &why)) return fail(why);
+    if (TakeException(env, "StackTraceElement.toString", &why)) return CaptureFailed(buf, cap, why.c_str());
     std::string line = "at " + ToStdString(env, text) + "\n";
     env->DeleteLocalRef(text);
     env->DeleteLocalRef(element);
