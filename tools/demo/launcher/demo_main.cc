@@ -319,8 +319,9 @@ int main(int argc, char** argv) {
   }
   const bool ab = o.ab_slices > 0;
   const bool bench = o.bench_seconds > 0 || ab;
-  if (ab) {  // the deadline below must not cut a long A/B run short
-    const double needed_s = o.warmup_seconds + o.ab_slices * (o.ab_slice_ms + o.ab_settle_ms) / 1000.0;
+  if (bench) {  // the deadline below must not cut a long benchmark or A/B run short (e.g. --warmup 60)
+    const double needed_s =
+        o.warmup_seconds + (ab ? o.ab_slices * (o.ab_slice_ms + o.ab_settle_ms) / 1000.0 : o.bench_seconds);
     o.timeout_s = std::max(o.timeout_s, static_cast<int>(needed_s) + 30);
   }
   FILE* out = bench ? stderr : stdout;  // a benchmark run prints only its JSON line on stdout
