@@ -61,19 +61,19 @@ __attribute__((always_inline)) inline ssize_t CallPrev(const void* ra, Args... a
 // No tail calls from the proxies' original call: the engine's lookup needs our caller's return address,
 // and the tracker runs after the call. The tracker's call is the tail call (it returns n).
 JP_INPUT_PROXY ssize_t ProxyRecvfrom(int fd, void* buf, size_t len, int flags, struct sockaddr* from,
-                                   socklen_t* fromlen) {
+                                     socklen_t* fromlen) {
   const ssize_t n = CallPrev<0, RecvfromFn>(__builtin_return_address(0), fd, buf, len, flags, from, fromlen);
   return InputTracker::ProxyReceived(fd, buf, n, len);
 }
 
 JP_INPUT_PROXY ssize_t ProxySendto(int fd, const void* buf, size_t len, int flags, const struct sockaddr* to,
-                                 socklen_t tolen) {
+                                   socklen_t tolen) {
   const ssize_t n = CallPrev<1, SendtoFn>(__builtin_return_address(0), fd, buf, len, flags, to, tolen);
   return InputTracker::ProxySent(fd, buf, n);
 }
 
 JP_INPUT_PROXY ssize_t ProxySendtoChk(int fd, const void* buf, size_t len, size_t buflen, int flags,
-                                    const struct sockaddr* to, socklen_t tolen) {
+                                      const struct sockaddr* to, socklen_t tolen) {
   const ssize_t n = CallPrev<2, SendtoChkFn>(__builtin_return_address(0), fd, buf, len, buflen, flags, to, tolen);
   return InputTracker::ProxySent(fd, buf, n);
 }
@@ -89,7 +89,7 @@ JP_INPUT_PROXY ssize_t ProxySend(int fd, const void* buf, size_t len, int flags)
 }
 
 JP_INPUT_PROXY ssize_t ProxyRecvfromChk(int fd, void* buf, size_t len, size_t buflen, int flags, struct sockaddr* from,
-                                      socklen_t* fromlen) {
+                                        socklen_t* fromlen) {
   const ssize_t n =
       CallPrev<5, RecvfromChkFn>(__builtin_return_address(0), fd, buf, len, buflen, flags, from, fromlen);
   return InputTracker::ProxyReceived(fd, buf, n, len);

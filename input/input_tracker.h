@@ -441,10 +441,11 @@ class InputTracker {
 
 // The entries per layout index (see ReceivedAt / SentAt): explicit specializations, declared before any
 // use (the default entries of line A name the -1 ones), defined in input_tracker.cc.
-#define JP_INPUT_DECLARE_ENTRIES(kLayout)                                                                  \
-  template <>                                                                                             \
-  ssize_t InputTracker::ReceivedAt<kLayout>(InputTracker*, int, const void*, ssize_t, uint64_t, size_t) noexcept; \
-  template <>                                                                                             \
+#define JP_INPUT_DECLARE_ENTRIES(kLayout)                                                             \
+  template <>                                                                                        \
+  ssize_t InputTracker::ReceivedAt<kLayout>(InputTracker*, int, const void*, ssize_t, uint64_t,      \
+                                            size_t) noexcept;                                        \
+  template <>                                                                                        \
   ssize_t InputTracker::SentAt<kLayout>(InputTracker*, int, const void*, ssize_t, uint64_t) noexcept;
 JP_INPUT_DECLARE_ENTRIES(-1)
 JP_INPUT_DECLARE_ENTRIES(0)
