@@ -287,9 +287,9 @@ void Watchdog::Loop() {
     // Here, at the loop's shallowest point: the callbacks that ran Java frames (the attach, a lag's Java
     // stack, a barrier removal) have returned, and what HotSpot's stack banging left resident below them
     // goes back (hook/jni/java_stack_release.h).
-    jni::ReleaseStackIfJavaRan();
-    const uint64_t nearest = deadline < periodic ? deadline : periodic;
     const uint64_t after = MonotonicNs();
+    jni::ReleaseStackIfJavaRan(after);
+    const uint64_t nearest = deadline < periodic ? deadline : periodic;
     if (nearest != kNever && nearest <= after) continue;  // came due while callbacks ran
     // The event clock's re-anchor, when it would be due before this thread is awake again, taken here
     // rather than by the first hot-path reader after the anchor ran out (usually the app's main thread).

@@ -150,12 +150,15 @@ extern __thread uint64_t t_rare_text_sweep_ns __attribute__((visibility("hidden"
 // also where the watchdog's loop sweeps the rare text once a second (hook/text_release.h: a sampled gap
 // or an idle call's record path faults its window in, and nothing else gives it back without a report):
 // the loop's one give-back point.
-__attribute__((always_inline)) inline void ReleaseStackIfJavaRan() {
+// now_ns: CLOCK_MONOTONIC, from the caller's own read (the watchdog reads it right before anyway).
+__attribute__((always_inline)) inline void ReleaseStackIfJavaRan(uint64_t now_ns) {
   if (__builtin_expect(t_java_frames_ran, false)) ReleaseStackBelowCaller();
+  if (__builtin_expect(hook::RareTextSweepDue(&t_rare_text_sweep_ns, now_ns), false)) hook::SweepRareText();
+}
+__attribute__((always_inline)) inline void ReleaseStackIfJavaRan() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  const uint64_t now = static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-  if (__builtin_expect(hook::RareTextSweepDue(&t_rare_text_sweep_ns, now), false)) hook::SweepRareText();
+  ReleaseStackIfJavaRan(static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec));
 }
 
 }  // namespace jp::jni
