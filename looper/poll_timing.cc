@@ -115,7 +115,7 @@ thread_local bool t_not_main = false;
 // on the main thread: a depth word only the main thread writes, and the fence's light half between it and
 // the gate's flag, which is the source's on/off flag (PollActive); membarrier on the stopping side, full
 // fences where membarrier is not available. Only the thread OnMainThread admitted gets that far.
-inline hook::OwnerOnlyGate<jni::IdleWords>& Gate() { return jni::g_main_gap.gate; }
+inline hook::OwnerOnlyGate<jni::MainOwnerWords>& Gate() { return jni::g_main_gap.gate; }
 // The looper thread's thread pointer, learnt by its first call through a proxy (0: not yet). Comparing the
 // thread pointer register is one instruction; pthread_self() is a call into libc on every epoll wait of
 // every thread of the library.
@@ -446,12 +446,28 @@ void BeforeBlock() {
 // Inline into WaitSlow, the blocking wait's caller: the wake's first instructions follow the call's return
 // in the same function (no call, no code line of a function of its own to miss after the wait; in situ
 // the first line of MainSlowAfter was ~20 % of its samples, a code miss).
+template <int I>
 inline __attribute__((always_inline)) void AfterBlock() {
   PollInside inside;
   // The process clock's line, asked for once the gate's line is (its load is the wake's first): the copy
   // is refilled at ~1 wake in 6 (a blocking wait usually outlasts it), and that read finds the line
   // written by the watchdog's re-anchor on another core; asked for here, it overlaps the gate line's miss.
   __builtin_prefetch(&hook::ProcessEventClock());
+  // This proxy's previous-target line, which the look that follows the wake's message (the top of the
+  // next next()) reads first: only the proxies touch it, so the message's Java work left it cold (in situ
+  // 60-70 % of ProxyWait's samples sat right after its load).
+  __builtin_prefetch(&g_prev_cache[I]);
+  // Another monitor's lines the main thread's next event needs (the input proxies' previous-target lines:
+  // a read right after this wake, a FINISHED at the frame's end), named in the gate's line: asked for
+  // now, their misses overlap this one's instead of stalling the proxy before its syscall.
+  // Expected set (a monitor that names lines is on): its prefetches then lie on the wake's straight path;
+  // unset costs the jump over them.
+  const uintptr_t hint = Gate().owner_words().wake_lines.load(std::memory_order_relaxed);
+  if (__builtin_expect(hint != 0, 1)) {
+    const uintptr_t first = hint & ~jni::kWakeLineBits;
+    __builtin_prefetch(reinterpret_cast<const void*>(first));
+    __builtin_prefetch(reinterpret_cast<const void*>(first + (hint & jni::kWakeLineBits) * 64));
+  }
   if (__builtin_expect(inside.open(), 1)) {
     StartGap(GapStartWord(MainGapClockNs(), false));  // next() runs no idle pass after a wait
   } else {
@@ -476,7 +492,7 @@ __attribute__((noinline)) void MainSlowAfter(int timeout, int ready) {
       AfterLook<false>();
     }
   } else {
-    AfterBlock();
+    AfterBlock<0>();  // (WaitSlow calls this for looks only)
   }
 }
 
@@ -499,7 +515,7 @@ __attribute__((noinline)) int WaitSlow(const void* ra, int epfd, struct epoll_ev
   }
   const int n = reinterpret_cast<Fn>(MainSlowBefore(I, ra, timeout))(epfd, events, max, timeout, rest...);
   if (timeout != 0) {
-    AfterBlock();  // the wake from a blocking wait: inline, see there
+    AfterBlock<I>();  // the wake from a blocking wait: inline, see there
   } else {
     MainSlowAfter(timeout, n);  // a look from a call site not cached
   }

@@ -210,20 +210,48 @@ static_assert(offsetof(IdleWords, running_since) == 0 && offsetof(IdleWords, gap
 // monitor (and its Java buffer) needs the IdleWords storage with or without the looper monitor linked in.
 // Constant-initialised (.data, 128 bytes: the fence's failure_api_ starts at -1; no relocation, nothing
 // runs at load).
+// The gate's owner words: the idle words at their start (Java's buffer covers these 24 bytes only), then
+// the wake's hint, in the 8 bytes the line had free.
+struct MainOwnerWords {
+  IdleWords idle;
+  // Byte 24: lines of another monitor's that the main thread's next event needs, for the wake from a
+  // blocking wait to ask for (WakeLinesHint; 0: none). The wake reads it from the gate's line, which it
+  // loads first anyway, so a monitor that is off costs the wake one load and one branch.
+  std::atomic<uintptr_t> wake_lines{0};
+};
+// The hint's encoding: the first line's address (64-byte aligned) with, in its low 6 bits, how many
+// 64-byte lines further the second line is (0: one line only). Written on the control path (a monitor's
+// install and removal), read relaxed: a stale hint only asks for a line that is not needed (a prefetch
+// never faults, and the storage it names is static, never unmapped while the library is loaded).
+constexpr uintptr_t kWakeLineBits = 63;
+inline uintptr_t WakeLinesHint(const void* first, const void* second) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(first);
+  const uintptr_t b = reinterpret_cast<uintptr_t>(second);
+  if ((a & kWakeLineBits) != 0) return 0;  // not a line's start: no hint rather than a wrong one
+  const uintptr_t lines = b >= a && ((b - a) & kWakeLineBits) == 0 ? (b - a) / 64 : 0;
+  return a | (lines <= kWakeLineBits ? lines : 0);
+}
+
 struct alignas(128) MainGapBlock {
   // The poll source's gate (its flag is PollActive()): Java's buffer, the idle natives and the idle
-  // monitor's watchdog side reach its owner words as IdleSharedWords().
-  hook::OwnerOnlyGate<IdleWords> gate;
+  // monitor's watchdog side reach its owner words' idle words as IdleSharedWords().
+  hook::OwnerOnlyGate<MainOwnerWords> gate;
   // The main thread's (and the poll source's control path's while the gate is closed and drained).
   alignas(64) std::atomic<uint64_t> poll_words[4] = {};
   hook::EventClock::Anchor poll_clock;
 };
-static_assert(sizeof(hook::OwnerOnlyGate<IdleWords>) == 64 && sizeof(MainGapBlock) == 128,
+static_assert(offsetof(MainOwnerWords, idle) == 0 && offsetof(MainOwnerWords, wake_lines) == 24 &&
+                  sizeof(MainOwnerWords) == 32,
+              "the idle words first (Java's buffer starts there), the hint in the line's last 8 bytes");
+static_assert(sizeof(hook::OwnerOnlyGate<MainOwnerWords>) == 64 && sizeof(MainGapBlock) == 128,
               "the idle words end the gate's one line, the poll words and clock copy fill the next");
 // The storage (jni_refs.cc): reached directly (hidden, PC-relative), since the poll source stores into it
 // once per gap.
 extern MainGapBlock g_main_gap __attribute__((visibility("hidden")));
-inline IdleWords& IdleSharedWords() { return g_main_gap.gate.owner_words(); }
+inline IdleWords& IdleSharedWords() { return g_main_gap.gate.owner_words().idle; }
+// The wake's hint (MainOwnerWords::wake_lines): set by a monitor once its hot lines exist, cleared before
+// it goes (0).
+inline void SetWakeLines(uintptr_t hint) { g_main_gap.gate.owner_words().wake_lines.store(hint, std::memory_order_relaxed); }
 void SetIdleHooks(const IdleHooks* hooks);  // nullptr uninstalls
 
 // The natives of LooperPrinter and FrameTicker (registered when Printer() / Frames() resolve; a failure

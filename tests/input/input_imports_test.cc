@@ -2,6 +2,7 @@
 // reports the other four as not imported, and still times events through them.
 #include <poll.h>
 
+#include "hook/jni/jni_refs.h"
 #include "tests/fixtures/libinput/input_channel.h"
 #include "tests/input/input_harness.h"
 
@@ -35,6 +36,38 @@ TEST(InputImports, HooksWhatLibinputImportsAndSaysWhatItDoesNot) {
   EXPECT_LE(records[0].ts_ns + records[0].dur_ns, after + kClockBoundNs);
   jpfx_channel_close(ch);
   h.Stop();
+}
+
+uintptr_t WakeHint() { return jni::g_main_gap.gate.owner_words().wake_lines.load(std::memory_order_relaxed); }
+
+// The main thread's wake from a blocking wait asks for the lines the hint names (looper/poll_timing.cc,
+// AfterBlock): the two proxies' cache lines while the monitor is on, nothing once it stopped.
+TEST(InputImports, NamesTheProxiesLinesForTheWakeWhileHooked) {
+  ASSERT_EQ(WakeHint(), 0u);
+  Harness h;
+  ASSERT_EQ(h.Start(1000, 5000, 34), JANKPROBE_OK) << jankprobe_last_error();
+  const uintptr_t hint = WakeHint();
+  ASSERT_NE(hint, 0u);
+  // Two distinct lines, the second after the first: recvfrom's and __sendto_chk's (a 128-byte ProxyLine
+  // each, two apart), both in the library's static storage beside the gate's own block.
+  const uintptr_t first = hint & ~jni::kWakeLineBits;
+  const uintptr_t lines = hint & jni::kWakeLineBits;
+  EXPECT_EQ(lines, 4u);
+  const uintptr_t block = reinterpret_cast<uintptr_t>(&jni::g_main_gap);
+  EXPECT_LT(first > block ? first - block : block - first, uintptr_t{1} << 24) << "not the library's storage";
+  h.Stop();
+  EXPECT_EQ(WakeHint(), 0u);
+}
+
+TEST(WakeLinesHint, EncodesALineAndTheDistanceToTheSecond) {
+  alignas(64) static char lines[64 * 70];
+  EXPECT_EQ(jni::WakeLinesHint(lines, lines + 256), reinterpret_cast<uintptr_t>(lines) | 4);
+  EXPECT_EQ(jni::WakeLinesHint(lines, lines), reinterpret_cast<uintptr_t>(lines));      // one line
+  EXPECT_EQ(jni::WakeLinesHint(lines, lines + 64 * 63), reinterpret_cast<uintptr_t>(lines) | 63);
+  EXPECT_EQ(jni::WakeLinesHint(lines, lines + 64 * 64), reinterpret_cast<uintptr_t>(lines));  // too far: first only
+  EXPECT_EQ(jni::WakeLinesHint(lines + 64, lines), reinterpret_cast<uintptr_t>(lines + 64));  // before it: first only
+  EXPECT_EQ(jni::WakeLinesHint(lines, lines + 100), reinterpret_cast<uintptr_t>(lines));      // not a line apart
+  EXPECT_EQ(jni::WakeLinesHint(lines + 8, lines + 264), 0u);  // not a line's start: no hint
 }
 
 }  // namespace
