@@ -5,7 +5,6 @@
 // .text.jp_start_only), page presence from /proc/self/pagemap, in a forked child (a fresh dlopen). The
 // faults here are plain reads of the range's pages (fault-around maps their windows, as a call would).
 #include <dlfcn.h>
-#include <elf.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -17,57 +16,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <vector>
 
 #include "hook/text_release.h"
 #include "tests/fixtures/libinput/input_channel.h"
+#include "tests/lib/library_file.h"
 
 namespace {
 
 const uintptr_t kPage = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
 
-// [addr, addr + size) of a section, from the file's section headers (ELF64: host only); {0, 0} if absent.
-std::pair<uint64_t, uint64_t> SectionOf(const char* path, const char* name) {
-  std::pair<uint64_t, uint64_t> out{0, 0};
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
-  Elf64_Ehdr eh;
-  if (pread(fd, &eh, sizeof eh, 0) == sizeof eh && eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_shstrndx < eh.e_shnum) {
-    std::vector<Elf64_Shdr> sh(eh.e_shnum);
-    const ssize_t want = static_cast<ssize_t>(sizeof(Elf64_Shdr) * eh.e_shnum);
-    if (pread(fd, sh.data(), want, static_cast<off_t>(eh.e_shoff)) == want) {
-      std::string names(sh[eh.e_shstrndx].sh_size, '\0');
-      if (pread(fd, names.data(), names.size(), static_cast<off_t>(sh[eh.e_shstrndx].sh_offset)) ==
-          static_cast<ssize_t>(names.size())) {
-        for (const Elf64_Shdr& s : sh) {
-          if (s.sh_name < names.size() && strcmp(names.c_str() + s.sh_name, name) == 0) out = {s.sh_addr, s.sh_addr + s.sh_size};
-        }
-      }
-    }
-  }
-  close(fd);
-  return out;
-}
-
-// The file's first PT_LOAD (offset 0: headers, .dynsym, .dynstr, .rodata), as loaded: [0, its end).
-uintptr_t FirstSegmentEnd(const char* path) {
-  uintptr_t end = 0;
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  Elf64_Ehdr eh;
-  if (pread(fd, &eh, sizeof eh, 0) == sizeof eh && eh.e_ident[EI_CLASS] == ELFCLASS64) {
-    for (int i = 0; i < eh.e_phnum; ++i) {
-      Elf64_Phdr ph;
-      if (pread(fd, &ph, sizeof ph, static_cast<off_t>(eh.e_phoff + static_cast<uint64_t>(i) * sizeof ph)) != sizeof ph) break;
-      if (ph.p_type == PT_LOAD && ph.p_offset == 0 && !(ph.p_flags & (PF_X | PF_W))) {
-        end = (ph.p_vaddr + ph.p_memsz + kPage - 1) / kPage * kPage;
-        break;
-      }
-    }
-  }
-  close(fd);
-  return end;
-}
+using jp::testing::FindSection;
+using jp::testing::FirstSegmentEnd;
 
 size_t PresentPages(uintptr_t first, uintptr_t last) {
   const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
@@ -192,12 +151,12 @@ int SweptAfterAFault(void* so, uintptr_t first_off, uintptr_t last_off, uintptr_
 }
 
 void RunSweepChild(bool headers_only) {
-  const auto rare = SectionOf(JP_LIBRARY_PATH, ".text.jp_rare");
-  const auto start_only = SectionOf(JP_LIBRARY_PATH, ".text.jp_start_only");
-  ASSERT_GT(rare.second, rare.first) << "no .text.jp_rare in " << JP_LIBRARY_PATH;
-  ASSERT_GT(start_only.second, start_only.first) << "no .text.jp_start_only in " << JP_LIBRARY_PATH;
-  const uintptr_t first = (rare.first + 0xffff) / 0x10000 * 0x10000;  // the rare part's first whole window
-  const uintptr_t last = start_only.second;
+  const jp::testing::Section rare = FindSection(JP_LIBRARY_PATH, ".text.jp_rare");
+  const jp::testing::Section start_only = FindSection(JP_LIBRARY_PATH, ".text.jp_start_only");
+  ASSERT_GT(rare.size, 0u) << "no .text.jp_rare in " << JP_LIBRARY_PATH;
+  ASSERT_GT(start_only.size, 0u) << "no .text.jp_start_only in " << JP_LIBRARY_PATH;
+  const uintptr_t first = (rare.addr + 0xffff) / 0x10000 * 0x10000;  // the rare part's first whole window
+  const uintptr_t last = start_only.addr + start_only.size;
   const uintptr_t headers_end = FirstSegmentEnd(JP_LIBRARY_PATH);
   ASSERT_GT(headers_end, 0u);
   fflush(nullptr);
@@ -209,7 +168,7 @@ void RunSweepChild(bool headers_only) {
       fprintf(stderr, "dlopen: %s\n", dlerror());
       _exit(90);
     }
-    _exit(SweptAfterAFault(so, first, last, start_only.first, headers_end, headers_only));
+    _exit(SweptAfterAFault(so, first, last, start_only.addr, headers_end, headers_only));
   }
   int st = 0;
   ASSERT_EQ(waitpid(pid, &st, 0), pid);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "tests/fixtures/libinput/input_channel.h"
+#include "tests/lib/library_file.h"
 
 namespace {
 
@@ -30,56 +31,9 @@ constexpr const char* kAllOff =
     "{\"input\": {\"enabled\": false}, \"idle\": {\"enabled\": false},"
     " \"barrier\": {\"enabled\": false}, \"looper\": {\"enabled\": false}}";
 
-struct Section {
-  uint64_t addr = 0, size = 0;
-};
-
-// A section's address and size from the file's section headers (ELF64: this test runs on the host only).
-Section FindSection(const char* path, const char* name) {
-  Section out;
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
-  Elf64_Ehdr eh;
-  std::vector<Elf64_Shdr> sh;
-  if (pread(fd, &eh, sizeof eh, 0) == sizeof eh && eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_shnum > 0) {
-    sh.resize(eh.e_shnum);
-    const ssize_t want = static_cast<ssize_t>(sizeof(Elf64_Shdr) * eh.e_shnum);
-    if (pread(fd, sh.data(), want, static_cast<off_t>(eh.e_shoff)) == want && eh.e_shstrndx < eh.e_shnum) {
-      const Elf64_Shdr& strtab = sh[eh.e_shstrndx];
-      std::string names(strtab.sh_size, '\0');
-      if (pread(fd, names.data(), names.size(), static_cast<off_t>(strtab.sh_offset)) ==
-          static_cast<ssize_t>(names.size())) {
-        for (const Elf64_Shdr& s : sh) {
-          if (s.sh_name < names.size() && strcmp(names.c_str() + s.sh_name, name) == 0) out = {s.sh_addr, s.sh_size};
-        }
-      }
-    }
-  }
-  close(fd);
-  return out;
-}
-
-// The file's first PT_LOAD (offset 0: ELF and program headers, .dynsym, .dynstr, .rodata), as loaded:
-// [0, memsz rounded up to a page) from the load address.
-uintptr_t FirstSegmentEnd(const char* path) {
-  uintptr_t end = 0;
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  Elf64_Ehdr eh;
-  if (pread(fd, &eh, sizeof eh, 0) == sizeof eh && eh.e_ident[EI_CLASS] == ELFCLASS64) {
-    for (int i = 0; i < eh.e_phnum; ++i) {
-      Elf64_Phdr ph;
-      const off_t at = static_cast<off_t>(eh.e_phoff + static_cast<uint64_t>(i) * sizeof ph);
-      if (pread(fd, &ph, sizeof ph, at) != sizeof ph) break;
-      if (ph.p_type == PT_LOAD && ph.p_offset == 0 && !(ph.p_flags & (PF_X | PF_W))) {
-        end = (ph.p_vaddr + ph.p_memsz + kPage - 1) / kPage * kPage;
-        break;
-      }
-    }
-  }
-  close(fd);
-  return end;
-}
+using jp::testing::FindSection;
+using jp::testing::FirstSegmentEnd;
+using jp::testing::Section;
 
 // What the release gives back, as offsets from the load address: from the first 64 KiB window wholly in
 // the rare part (.text.jp_rare; the window it shares with the steady text stays) to the end of the
