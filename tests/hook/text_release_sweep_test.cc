@@ -19,6 +19,7 @@
 
 #include "hook/text_release.h"
 #include "tests/fixtures/libinput/input_channel.h"
+#include "tests/lib/library_child.h"
 #include "tests/lib/library_file.h"
 
 namespace {
@@ -27,6 +28,7 @@ const uintptr_t kPage = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
 
 using jp::testing::FindSection;
 using jp::testing::FirstSegmentEnd;
+using jp::testing::LibraryApi;
 
 size_t PresentPages(uintptr_t first, uintptr_t last) {
   const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
@@ -71,15 +73,6 @@ bool OneTouch(jpfx_channel* ch, uint32_t seq) {
   return true;
 }
 
-#define CHILD_CHECK(cond, code, ...)          \
-  do {                                        \
-    if (!(cond)) {                            \
-      fprintf(stderr, "child: " __VA_ARGS__); \
-      fprintf(stderr, "\n");                  \
-      return code;                            \
-    }                                         \
-  } while (0)
-
 // The child: start the input monitor (its watchdog runs), fault the range in, keep touches coming (the
 // watchdog wakes for them, as in a running app) and see the range go within two sweep periods.
 // `headers_only`: the fault is a read of the first segment alone (a rare path's string or table in .rodata).
@@ -89,23 +82,16 @@ bool OneTouch(jpfx_channel* ch, uint32_t seq) {
 // the sweeps then give back every period.
 int SweptAfterAFault(void* so, uintptr_t first_off, uintptr_t last_off, uintptr_t quiet_off, uintptr_t headers_end,
                      bool headers_only) {
-  using StartFn = int (*)(const char*);
-  using StatusFn = const char* (*)();
-  using StopFn = void (*)();
-  auto start = reinterpret_cast<StartFn>(dlsym(so, "jankprobe_start"));
-  auto status = reinterpret_cast<StatusFn>(dlsym(so, "jankprobe_status"));
-  auto last_error = reinterpret_cast<StatusFn>(dlsym(so, "jankprobe_last_error"));
-  auto stop = reinterpret_cast<StopFn>(dlsym(so, "jankprobe_stop"));
-  CHILD_CHECK(start && status && last_error && stop, 10, "missing exports");
-  Dl_info info{};
-  CHILD_CHECK(dladdr(reinterpret_cast<void*>(start), &info) && info.dli_fbase, 11, "dladdr");
-  const uintptr_t base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+  const LibraryApi api(so);
+  CHILD_CHECK(api.start && api.status && api.last_error && api.stop, 10, "missing exports");
+  CHILD_CHECK(api.base != 0, 11, "dladdr");
+  const uintptr_t base = api.base;
   const uintptr_t first = base + first_off, last = base + last_off, quiet = base + quiet_off;
-  CHILD_CHECK(start("{\"input\": {\"enabled\": true, \"lag_ms\": 5000, \"anr_ms\": 10000, \"android_api\": 34},"
+  CHILD_CHECK(api.start("{\"input\": {\"enabled\": true, \"lag_ms\": 5000, \"anr_ms\": 10000, \"android_api\": 34},"
                     " \"idle\": {\"enabled\": false}, \"barrier\": {\"enabled\": false},"
                     " \"looper\": {\"enabled\": false}}") == 0,
-              12, "jankprobe_start: %s", last_error());
-  const long before = Releases(status());  // status releases once more when it returns
+              12, "jankprobe_start: %s", api.last_error());
+  const long before = Releases(api.status());  // status releases once more when it returns
   CHILD_CHECK(before >= 1, 13, "no releases count in the status");
   jpfx_channel* ch = jpfx_channel_open(34, JPFX_IO_BIONIC);
   CHILD_CHECK(ch, 16, "cannot open the fixture channel: %s", strerror(errno));
@@ -142,38 +128,23 @@ int SweptAfterAFault(void* so, uintptr_t first_off, uintptr_t last_off, uintptr_
               headers);
   CHILD_CHECK(PresentPages(quiet, last) == 0, 26, "the start-only text came back without a rare path");
   CHILD_CHECK(first <= quiet, 28, "the range's rare part begins after its start-only part");
-  const long after = Releases(status());
+  const long after = Releases(api.status());
   CHILD_CHECK(after >= before + 2, 21, "releases %ld before, %ld now: the sweep's release is not counted", before,
               after);
   jpfx_channel_close(ch);
-  stop();
+  api.stop();
   return 0;
 }
 
 void RunSweepChild(bool headers_only) {
-  const jp::testing::Section rare = FindSection(JP_LIBRARY_PATH, ".text.jp_rare");
+  const jp::testing::Released range = jp::testing::ReleasedRange(JP_LIBRARY_PATH);
+  ASSERT_GT(range.last, range.first) << "no .text.jp_rare / .text.jp_start_only in " << JP_LIBRARY_PATH;
   const jp::testing::Section start_only = FindSection(JP_LIBRARY_PATH, ".text.jp_start_only");
-  ASSERT_GT(rare.size, 0u) << "no .text.jp_rare in " << JP_LIBRARY_PATH;
-  ASSERT_GT(start_only.size, 0u) << "no .text.jp_start_only in " << JP_LIBRARY_PATH;
-  const uintptr_t first = (rare.addr + 0xffff) / 0x10000 * 0x10000;  // the rare part's first whole window
-  const uintptr_t last = start_only.addr + start_only.size;
   const uintptr_t headers_end = FirstSegmentEnd(JP_LIBRARY_PATH);
   ASSERT_GT(headers_end, 0u);
-  fflush(nullptr);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    void* so = dlopen(JP_LIBRARY_PATH, RTLD_NOW | RTLD_LOCAL);
-    if (!so) {
-      fprintf(stderr, "dlopen: %s\n", dlerror());
-      _exit(90);
-    }
-    _exit(SweptAfterAFault(so, first, last, start_only.addr, headers_end, headers_only));
-  }
-  int st = 0;
-  ASSERT_EQ(waitpid(pid, &st, 0), pid);
-  ASSERT_TRUE(WIFEXITED(st)) << "child died (signal " << WTERMSIG(st) << ")";
-  EXPECT_EQ(WEXITSTATUS(st), 0) << "see the child's lines above";
+  jp::testing::InChild(JP_LIBRARY_PATH, [&](void* so) {
+    return SweptAfterAFault(so, range.first, range.last, start_only.addr, headers_end, headers_only);
+  });
 }
 
 TEST(TextReleaseSweep, RareTextFaultedInWhileRunningGoesBackWithinASweepPeriod) {

@@ -68,6 +68,19 @@ inline uintptr_t FirstSegmentEnd(const char* path) {
   return end;
 }
 
+// What the text releases give back, as offsets from the load address: from the first 64 KiB window wholly
+// in the rare part (.text.jp_rare; the window it shares with the steady text stays) to the end of the
+// start-only range. {0, 0} when the file has neither section.
+struct Released {
+  uintptr_t first = 0, last = 0;
+};
+inline Released ReleasedRange(const char* path) {
+  const Section rare = FindSection(path, ".text.jp_rare");
+  const Section start_only = FindSection(path, ".text.jp_start_only");
+  if (rare.size == 0 || start_only.size == 0) return {};
+  return {(rare.addr + 0xffff) / 0x10000 * 0x10000, start_only.addr + start_only.size};
+}
+
 }  // namespace jp::testing
 
 #endif  // JANKPROBE_TESTS_LIB_LIBRARY_FILE_H_

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "tests/fixtures/libinput/input_channel.h"
+#include "tests/lib/library_child.h"
 #include "tests/lib/library_file.h"
 
 namespace {
@@ -33,20 +34,10 @@ constexpr const char* kAllOff =
 
 using jp::testing::FindSection;
 using jp::testing::FirstSegmentEnd;
+using jp::testing::InChild;
+using jp::testing::LibraryApi;
+using jp::testing::Released;
 using jp::testing::Section;
-
-// What the release gives back, as offsets from the load address: from the first 64 KiB window wholly in
-// the rare part (.text.jp_rare; the window it shares with the steady text stays) to the end of the
-// start-only range.
-struct Released {
-  uintptr_t first = 0, last = 0;
-};
-Released ReleasedRange() {
-  const Section rare = FindSection(JP_LIBRARY_PATH, ".text.jp_rare");
-  const Section start_only = FindSection(JP_LIBRARY_PATH, ".text.jp_start_only");
-  if (rare.size == 0 || start_only.size == 0) return {};
-  return {(rare.addr + 0xffff) / 0x10000 * 0x10000, start_only.addr + start_only.size};
-}
 
 bool Present(uintptr_t addr) {
   const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
@@ -86,41 +77,6 @@ bool TextMapping(const char* file, uintptr_t* start, uintptr_t* end) {
   return found;
 }
 
-using StartFn = int (*)(const char*);
-using StopFn = void (*)();
-using StatusFn = const char* (*)();
-using SetListenerFn = void (*)(void (*)(const char*, void*), void*);
-
-// Runs `body` in a forked child with the library loaded; the child's failures come back as its stderr
-// lines (gtest in a child does not report to the parent): exit 0 = pass.
-template <typename Body>
-void InChild(Body body) {
-  fflush(nullptr);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    void* so = dlopen(JP_LIBRARY_PATH, RTLD_NOW | RTLD_LOCAL);
-    if (!so) {
-      fprintf(stderr, "dlopen: %s\n", dlerror());
-      _exit(90);
-    }
-    _exit(body(so));
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status)) << "child died (signal " << WTERMSIG(status) << ")";
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the child's lines above";
-}
-
-#define CHILD_CHECK(cond, code, ...)             \
-  do {                                           \
-    if (!(cond)) {                               \
-      fprintf(stderr, "child: " __VA_ARGS__);    \
-      fprintf(stderr, "\n");                     \
-      return code;                               \
-    }                                            \
-  } while (0)
-
 TEST(TextReleaseLibrary, TheStartOnlyRangeIsOnWindowsOfItsOwn) {
   const Section s = FindSection(JP_LIBRARY_PATH, ".text.jp_start_only");
   ASSERT_GT(s.size, 0u) << "no .text.jp_start_only in " << JP_LIBRARY_PATH;
@@ -158,23 +114,19 @@ TEST(TextReleaseLibrary, TheSteadyTextSharesOneWindowWithInitAndPlt) {
 
 TEST(TextReleaseLibrary, AfterStartAndConfigureNoPageOfTheRangeIsResidentAndTheLibraryStillWorks) {
   if (JP_SANITIZED) GTEST_SKIP() << "sanitizer runtimes run our code in their own ways";
-  const Released s = ReleasedRange();
+  const Released s = jp::testing::ReleasedRange(JP_LIBRARY_PATH);
   ASSERT_GT(s.last, s.first) << "no .text.jp_rare / .text.jp_start_only in " << JP_LIBRARY_PATH;
-  InChild([&](void* so) {
-    auto start = reinterpret_cast<StartFn>(dlsym(so, "jankprobe_start"));
-    auto configure = reinterpret_cast<StartFn>(dlsym(so, "jankprobe_configure"));
-    auto stop = reinterpret_cast<StopFn>(dlsym(so, "jankprobe_stop"));
-    auto status = reinterpret_cast<StatusFn>(dlsym(so, "jankprobe_status"));
-    CHILD_CHECK(start && configure && stop && status, 10, "missing exports");
-    Dl_info info{};
-    CHILD_CHECK(dladdr(reinterpret_cast<void*>(start), &info) && info.dli_fbase, 11, "dladdr");
-    const uintptr_t base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+  InChild(JP_LIBRARY_PATH, [&](void* so) {
+    const LibraryApi api(so);
+    CHILD_CHECK(api.start && api.configure && api.stop && api.status, 10, "missing exports");
+    CHILD_CHECK(api.base != 0, 11, "dladdr");
+    const uintptr_t base = api.base;
     const uintptr_t first = base + s.first, last = base + s.last;
 
     const uintptr_t headers_end = FirstSegmentEnd(JP_LIBRARY_PATH);
     CHILD_CHECK(headers_end > 0, 24, "no read-only first PT_LOAD in the file");
 
-    CHILD_CHECK(start(kAllOff) == 0, 12, "jankprobe_start failed");
+    CHILD_CHECK(api.start(kAllOff) == 0, 12, "jankprobe_start failed");
     std::vector<uintptr_t> left = PresentPages(first, last);
     CHILD_CHECK(left.empty(), 13, "after start %zu pages of the range resident, first %lx", left.size(),
                 static_cast<unsigned long>(left.empty() ? 0 : left[0] - base));
@@ -193,7 +145,7 @@ TEST(TextReleaseLibrary, AfterStartAndConfigureNoPageOfTheRangeIsResidentAndTheL
 
     // A remote flag: config parsing runs again from the released pages (they fault back in), and is
     // released again when configure is done.
-    CHILD_CHECK(configure("{\"input\": {\"enabled\": false}, \"idle\": {\"enabled\": false},"
+    CHILD_CHECK(api.configure("{\"input\": {\"enabled\": false}, \"idle\": {\"enabled\": false},"
                           " \"barrier\": {\"enabled\": false}, \"looper\": {\"enabled\": false},"
                           " \"report\": {\"max_reports_per_minute\": 3}}") == 0,
                 17, "jankprobe_configure failed");
@@ -202,7 +154,7 @@ TEST(TextReleaseLibrary, AfterStartAndConfigureNoPageOfTheRangeIsResidentAndTheL
     for (uintptr_t p : before) {
       CHILD_CHECK(Present(p), 19, "page +%lx outside the range was dropped", static_cast<unsigned long>(p - base));
     }
-    const std::string st = status();
+    const std::string st = api.status();
     CHILD_CHECK(st.find("\"started\":true") != std::string::npos, 20, "status: %s", st.c_str());
     // The status says so: released twice (start, configure), nothing refused. Status itself read .rodata
     // (its strings) and ran status code, and gives both back when it returns (plugin_api.cc): neither the
@@ -214,12 +166,12 @@ TEST(TextReleaseLibrary, AfterStartAndConfigureNoPageOfTheRangeIsResidentAndTheL
     CHILD_CHECK(left.empty(), 26, "after status %zu pages of the range resident", left.size());
     left = PresentPages(base, base + headers_end);
     CHILD_CHECK(left.empty(), 27, "after status %zu pages of the first segment resident", left.size());
-    const std::string st2 = status();
+    const std::string st2 = api.status();
     CHILD_CHECK(st2.find("\"releases\":3,") != std::string::npos, 28, "second status: %s", st2.c_str());
-    stop();
-    CHILD_CHECK(start(kAllOff) == 0, 21, "start after stop failed");
+    api.stop();
+    CHILD_CHECK(api.start(kAllOff) == 0, 21, "start after stop failed");
     CHILD_CHECK(PresentPages(first, last).empty(), 22, "after the second start pages resident");
-    stop();
+    api.stop();
     return 0;
   });
 }
@@ -258,21 +210,18 @@ long WatchdogWakeups() {
 // the range straight back (tools/footprint/startup_order.py: a start's other threads count as "after").
 TEST(TextReleaseLibrary, TheWatchdogRunningAcrossTheReleaseFaultsNothingBack) {
   if (JP_SANITIZED) GTEST_SKIP() << "sanitizer runtimes run our code in their own ways";
-  const Released s = ReleasedRange();
+  const Released s = jp::testing::ReleasedRange(JP_LIBRARY_PATH);
   ASSERT_GT(s.last, s.first) << "no .text.jp_rare / .text.jp_start_only in " << JP_LIBRARY_PATH;
-  InChild([&](void* so) {
-    auto start = reinterpret_cast<StartFn>(dlsym(so, "jankprobe_start"));
-    auto stop = reinterpret_cast<StopFn>(dlsym(so, "jankprobe_stop"));
-    auto last_error = reinterpret_cast<StatusFn>(dlsym(so, "jankprobe_last_error"));
-    CHILD_CHECK(start && stop && last_error, 10, "missing exports");
-    Dl_info info{};
-    CHILD_CHECK(dladdr(reinterpret_cast<void*>(start), &info) && info.dli_fbase, 11, "dladdr");
-    const uintptr_t base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+  InChild(JP_LIBRARY_PATH, [&](void* so) {
+    const LibraryApi api(so);
+    CHILD_CHECK(api.start && api.stop && api.last_error, 10, "missing exports");
+    CHILD_CHECK(api.base != 0, 11, "dladdr");
+    const uintptr_t base = api.base;
     // The input monitor against the host libinput.so fixture this test links: it runs the watchdog.
-    CHILD_CHECK(start("{\"input\": {\"enabled\": true, \"lag_ms\": 150, \"anr_ms\": 5000, \"android_api\": 34},"
+    CHILD_CHECK(api.start("{\"input\": {\"enabled\": true, \"lag_ms\": 150, \"anr_ms\": 5000, \"android_api\": 34},"
                       " \"idle\": {\"enabled\": false}, \"barrier\": {\"enabled\": false},"
                       " \"looper\": {\"enabled\": false}}") == 0,
-                12, "jankprobe_start: %s", last_error());
+                12, "jankprobe_start: %s", api.last_error());
     const long first = WatchdogWakeups();
     CHILD_CHECK(first >= 0, 13, "no jp-watchdog thread with the input monitor on");
     // Touches through the fixture's channel (the proxies run, each consumed event arms a deadline on the
@@ -317,7 +266,7 @@ TEST(TextReleaseLibrary, TheWatchdogRunningAcrossTheReleaseFaultsNothingBack) {
                     static_cast<unsigned long>(p - base), static_cast<unsigned long>(window - base));
       }
     }
-    stop();
+    api.stop();
     return 0;
   });
 }
@@ -348,28 +297,23 @@ void CountResidentOnReport(const char*, void*) {
 // waiting for the app's next status, export or stop.
 TEST(TextReleaseLibrary, AfterAReportWasDeliveredNoPageOfTheRangeIsResident) {
   if (JP_SANITIZED) GTEST_SKIP() << "sanitizer runtimes run our code in their own ways";
-  const Released s = ReleasedRange();
+  const Released s = jp::testing::ReleasedRange(JP_LIBRARY_PATH);
   ASSERT_GT(s.last, s.first) << "no .text.jp_rare / .text.jp_start_only in " << JP_LIBRARY_PATH;
-  InChild([&](void* so) {
-    auto start = reinterpret_cast<StartFn>(dlsym(so, "jankprobe_start"));
-    auto stop = reinterpret_cast<StopFn>(dlsym(so, "jankprobe_stop"));
-    auto status = reinterpret_cast<StatusFn>(dlsym(so, "jankprobe_status"));
-    auto last_error = reinterpret_cast<StatusFn>(dlsym(so, "jankprobe_last_error"));
-    auto set_listener = reinterpret_cast<SetListenerFn>(dlsym(so, "jankprobe_set_report_listener"));
-    CHILD_CHECK(start && stop && status && last_error && set_listener, 10, "missing exports");
-    Dl_info info{};
-    CHILD_CHECK(dladdr(reinterpret_cast<void*>(start), &info) && info.dli_fbase, 11, "dladdr");
-    const uintptr_t base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+  InChild(JP_LIBRARY_PATH, [&](void* so) {
+    const LibraryApi api(so);
+    CHILD_CHECK(api.start && api.stop && api.status && api.last_error && api.set_listener, 10, "missing exports");
+    CHILD_CHECK(api.base != 0, 11, "dladdr");
+    const uintptr_t base = api.base;
     g_delivery.first = base + s.first;
     g_delivery.last = base + s.last;
-    set_listener(&CountResidentOnReport, nullptr);
+    api.set_listener(&CountResidentOnReport, nullptr);
     // The input monitor against the host libinput.so fixture: a touch held past lag_ms is a touch_lag report.
-    CHILD_CHECK(start("{\"input\": {\"enabled\": true, \"lag_ms\": 40, \"anr_ms\": 5000, \"android_api\": 34},"
+    CHILD_CHECK(api.start("{\"input\": {\"enabled\": true, \"lag_ms\": 40, \"anr_ms\": 5000, \"android_api\": 34},"
                       " \"idle\": {\"enabled\": false}, \"barrier\": {\"enabled\": false},"
                       " \"looper\": {\"enabled\": false}}") == 0,
-                12, "jankprobe_start: %s", last_error());
+                12, "jankprobe_start: %s", api.last_error());
     // The count before the report (this status releases once more when it returns).
-    const long before = Releases(status());
+    const long before = Releases(api.status());
     CHILD_CHECK(before >= 1, 13, "no releases count in the status");
 
     jpfx_channel* ch = jpfx_channel_open(34, JPFX_IO_BIONIC);
@@ -401,37 +345,34 @@ TEST(TextReleaseLibrary, AfterAReportWasDeliveredNoPageOfTheRangeIsResident) {
                 "listener), first +%lx", left.size(), g_delivery.resident_at_listener.load(),
                 static_cast<unsigned long>(left.empty() ? 0 : left[0] - base));
     // The delivery thread's release is counted: the status before, its own release, at least one more.
-    const std::string st = status();
+    const std::string st = api.status();
     CHILD_CHECK(Releases(st) >= before + 2, 21, "releases %ld before, now: %s", before, st.c_str());
     jpfx_channel_close(ch);
-    stop();
-    set_listener(nullptr, nullptr);
+    api.stop();
+    api.set_listener(nullptr, nullptr);
     return 0;
   });
 }
 
 TEST(TextReleaseLibrary, JankprobeTextReleaseOffKeepsThePages) {
   if (JP_SANITIZED) GTEST_SKIP() << "sanitizer runtimes run our code in their own ways";
-  const Released s = ReleasedRange();
+  const Released s = jp::testing::ReleasedRange(JP_LIBRARY_PATH);
   ASSERT_GT(s.last, s.first) << "no .text.jp_rare / .text.jp_start_only in " << JP_LIBRARY_PATH;
-  InChild([&](void* so) {
+  InChild(JP_LIBRARY_PATH, [&](void* so) {
     setenv("JANKPROBE_TEXT_RELEASE", "off", 1);
-    auto start = reinterpret_cast<StartFn>(dlsym(so, "jankprobe_start"));
-    auto stop = reinterpret_cast<StopFn>(dlsym(so, "jankprobe_stop"));
-    CHILD_CHECK(start && stop, 10, "missing exports");
-    Dl_info info{};
-    CHILD_CHECK(dladdr(reinterpret_cast<void*>(start), &info) && info.dli_fbase, 11, "dladdr");
-    const uintptr_t base = reinterpret_cast<uintptr_t>(info.dli_fbase);
-    CHILD_CHECK(start(kAllOff) == 0, 12, "jankprobe_start failed");
+    const LibraryApi api(so);
+    CHILD_CHECK(api.start && api.stop, 10, "missing exports");
+    CHILD_CHECK(api.base != 0, 11, "dladdr");
+    const uintptr_t base = api.base;
+    CHILD_CHECK(api.start(kAllOff) == 0, 12, "jankprobe_start failed");
     // Start ran code from the range (config parsing lives there): with the release off it stays resident.
     CHILD_CHECK(!PresentPages(base + s.first, base + s.last).empty(), 13, "range not resident");
-    auto status = reinterpret_cast<StatusFn>(dlsym(so, "jankprobe_status"));
-    CHILD_CHECK(status, 14, "missing jankprobe_status");
-    const std::string st = status();
+    CHILD_CHECK(api.status, 14, "missing jankprobe_status");
+    const std::string st = api.status();
     CHILD_CHECK(st.find("\"text_release\":{\"state\":\"off") != std::string::npos &&
                     st.find("\"releases\":0,") != std::string::npos,
                 15, "status: %s", st.c_str());
-    stop();
+    api.stop();
     return 0;
   });
 }
