@@ -72,10 +72,12 @@ uint64_t Counter(const char* key) { return std::stoull(InputDetail("counters", k
 
 class InputDrainTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    // lag_ms 60 s: no lag deadline fires during a test, so the only drain is the ring's own deadline.
-    ASSERT_EQ(h.Start(60000, 600000, 33), JANKPROBE_OK) << jankprobe_last_error();
-    ch = jpfx_channel_open(33, JPFX_IO_BIONIC);
+  void SetUp() override { StartOn(33); }
+  // The monitor and a fixture channel on this release's layout. lag_ms 60 s: no lag deadline fires during
+  // a test, so the only drain is the ring's own deadline.
+  void StartOn(int api) {
+    ASSERT_EQ(h.Start(60000, 600000, api), JANKPROBE_OK) << jankprobe_last_error();
+    ch = jpfx_channel_open(api, JPFX_IO_BIONIC);
     ASSERT_NE(ch, nullptr);
     fd = jpfx_app_fd(ch);
     since = hook::MonotonicNs();
@@ -225,11 +227,8 @@ TEST_F(InputDrainTest, AFullRingMakesTheMainThreadAppendItselfAndNothingIsLost) 
 class InputDrainApi34Test : public InputDrainTest {
  protected:
   void SetUp() override {
-    ASSERT_EQ(h.Start(60000, 600000, 34), JANKPROBE_OK) << jankprobe_last_error();
-    ch = jpfx_channel_open(34, JPFX_IO_BIONIC);
-    ASSERT_NE(ch, nullptr);
-    fd = jpfx_app_fd(ch);
-    since = hook::MonotonicNs();
+    StartOn(34);
+    if (HasFatalFailure()) return;
     // The channel's first event (and the process's: the owner's thread pointer is learnt there) takes
     // its own ways in.
     RoundTrip rt;
