@@ -95,7 +95,7 @@ thread_local bool t_not_main = false;
 
 // Everything the main thread touches per gap, packed: it wakes from epoll hundreds of times a second with
 // cold caches, and every distinct line its first instructions touch is a miss (in situ, perf annotate of
-// MainSlowAfter, the gap start after a wait: the misses on the gate's depth, on the flag it pointed to and
+// MainSlowAfter, which then started the gap after a wait: the misses on the gate's depth, on the flag it pointed to and
 // on the fence were nearly all its cost; with the per-gap words in the next line, that line missed again;
 // the gap word shared with the idle wrapper and the event clock's anchor were a line each more). So the
 // data a wake reads is one 128-byte pair of lines, jni::g_main_gap (hook/jni/jni_refs.h, MainGapBlock;
@@ -484,15 +484,12 @@ __attribute__((noinline)) void* MainSlowBefore(int i, const void* return_address
   if (__builtin_expect(inside.open() && timeout != 0, 1)) BeforeBlock();  // a blocking wait, the usual caller
   return prev;
 }
-__attribute__((noinline)) void MainSlowAfter(int timeout, int ready) {
-  if (timeout == 0) {
-    if (ready == 0) {
-      AfterLook<true>();
-    } else {
-      AfterLook<false>();
-    }
+// A look's end from a call site not cached (a blocking wait's wake runs inline in WaitSlow: AfterBlock).
+__attribute__((noinline)) void MainSlowAfter(int ready) {
+  if (ready == 0) {
+    AfterLook<true>();
   } else {
-    AfterBlock<0>();  // (WaitSlow calls this for looks only)
+    AfterLook<false>();
   }
 }
 
@@ -517,7 +514,7 @@ __attribute__((noinline)) int WaitSlow(const void* ra, int epfd, struct epoll_ev
   if (timeout != 0) {
     AfterBlock<I>();  // the wake from a blocking wait: inline, see there
   } else {
-    MainSlowAfter(timeout, n);  // a look from a call site not cached
+    MainSlowAfter(n);  // a look from a call site not cached
   }
   return n;
 }
