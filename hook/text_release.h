@@ -76,15 +76,15 @@ void ReleaseStartOnlyText();
 // faults the second 64 KiB window of our text in; with no report (whose delivery releases it,
 // hook/report_sink.cc), nothing gave it back until the app's next status, export, configure or stop: the
 // demo's `all` kept 128 KiB of text instead of 64 in most runs on a busy host (mem9, session 9). So the
-// watchdog's loop sweeps once per kRareTextSweepNs (RareTextSweepDue, at its give-back point,
-// hook/jni/java_stack_release.h): SweepRareText reads the range's pagemap entries (one pread) and releases
+// watchdog's loop sweeps once per kRareTextSweepNs (RareTextSweepDue, in Watchdog::Loop after its
+// callbacks, hook/watchdog.cc): SweepRareText reads the range's pagemap entries (one pread) and releases
 // (ReleaseStartOnlyText) only if a page of it is mapped. Any thread's rare episode, sampled or not, is
 // given back within a sweep period of the watchdog's next wake.
 constexpr uint64_t kRareTextSweepNs = 1'000'000'000;
 
 // For a thread's loop: true once per kRareTextSweepNs of now_ns, the first time one period after the first
 // call (*next_ns == 0: the thread's first iteration, e.g. the watchdog's while start is still running the
-// start-only code that start releases itself). *next_ns is the thread's own. Always inline: it sits in the
+// start-only code that start releases itself). *next_ns is the loop's own. Always inline: it sits in the
 // watchdog's loop (the steady text), and a function of its own would land in plain .text, outside
 // lib/startup_order.ld's order.
 __attribute__((always_inline)) inline bool RareTextSweepDue(uint64_t* next_ns, uint64_t now_ns) {

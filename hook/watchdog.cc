@@ -13,6 +13,7 @@
 #include "hook/clock.h"
 #include "hook/event_clock.h"
 #include "hook/jni/java_stack_release.h"
+#include "hook/text_release.h"
 
 namespace jp::hook {
 namespace {
@@ -276,6 +277,7 @@ uint64_t Watchdog::RunPeriodic(uint64_t now) {
 void Watchdog::Loop() {
   pthread_setname_np(pthread_self(), "jp-watchdog");
   tid_.store(Gettid(), std::memory_order_release);
+  uint64_t next_sweep_ns = 0;  // RareTextSweepDue's: not on the first pass (start still runs its code)
   for (;;) {
     planned_wake_ns_.store(0, std::memory_order_seq_cst);
     const uint32_t seq = wake_seq_.load(std::memory_order_seq_cst);
@@ -287,8 +289,11 @@ void Watchdog::Loop() {
     // Here, at the loop's shallowest point: the callbacks that ran Java frames (the attach, a lag's Java
     // stack, a barrier removal) have returned, and what HotSpot's stack banging left resident below them
     // goes back (hook/jni/java_stack_release.h).
+    jni::ReleaseStackIfJavaRan();
     const uint64_t after = MonotonicNs();
-    jni::ReleaseStackIfJavaRan(after);
+    // The rare text a running app faulted in without a report goes back within a sweep period
+    // (hook/text_release.h, SweepRareText: a pagemap read, a release only when a page is mapped).
+    if (__builtin_expect(RareTextSweepDue(&next_sweep_ns, after), false)) SweepRareText();
     const uint64_t nearest = deadline < periodic ? deadline : periodic;
     if (nearest != kNever && nearest <= after) continue;  // came due while callbacks ran
     // The event clock's re-anchor, when it would be due before this thread is awake again, taken here

@@ -20,9 +20,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <ctime>
-
-#include "hook/text_release.h"
 
 namespace jp::jni {
 
@@ -143,22 +140,9 @@ __attribute__((always_inline)) inline long ReleaseStackBelowCaller() {
   return released;
 }
 
-// When the calling thread's next rare-text sweep is due (hook::RareTextSweepDue).
-extern __thread uint64_t t_rare_text_sweep_ns __attribute__((visibility("hidden")));
-
-// For the thread's loop, at its shallowest point: one TLS load and a clock read in the usual case. It is
-// also where the watchdog's loop sweeps the rare text once a second (hook/text_release.h: a sampled gap
-// or an idle call's record path faults its window in, and nothing else gives it back without a report):
-// the loop's one give-back point.
-// now_ns: CLOCK_MONOTONIC, from the caller's own read (the watchdog reads it right before anyway).
-__attribute__((always_inline)) inline void ReleaseStackIfJavaRan(uint64_t now_ns) {
-  if (__builtin_expect(t_java_frames_ran, false)) ReleaseStackBelowCaller();
-  if (__builtin_expect(hook::RareTextSweepDue(&t_rare_text_sweep_ns, now_ns), false)) hook::SweepRareText();
-}
+// For the thread's loop, at its shallowest point: one TLS load in the usual case.
 __attribute__((always_inline)) inline void ReleaseStackIfJavaRan() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  ReleaseStackIfJavaRan(static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec));
+  if (__builtin_expect(t_java_frames_ran, false)) ReleaseStackBelowCaller();
 }
 
 }  // namespace jp::jni
