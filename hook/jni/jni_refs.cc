@@ -151,6 +151,13 @@ jobject JNICALL NativeIdleWords(JNIEnv* env, jclass) {
   return buffer;
 }
 
+// The words' address for TimingIdleHandlerList's Unsafe read of the gap word on HotSpot (its static
+// initialiser; static storage, so the address stays valid for the life of the process). From here rather
+// than from the buffer's internals by reflection: the same storage as nativeWords' buffer by construction.
+jlong JNICALL NativeIdleWordsAddress(JNIEnv*, jclass) {
+  return static_cast<jlong>(reinterpret_cast<intptr_t>(&IdleSharedWords()));
+}
+
 void ResolveIdle(JNIEnv* env) {
   if (!g_queue.ok) {
     g_idle.why = g_queue.why;
@@ -162,6 +169,8 @@ void ResolveIdle(JNIEnv* env) {
        reinterpret_cast<void*>(NativeIdleEnd)},
       {const_cast<char*>("nativeWords"), const_cast<char*>("()Ljava/nio/ByteBuffer;"),
        reinterpret_cast<void*>(NativeIdleWords)},
+      {const_cast<char*>("nativeWordsAddress"), const_cast<char*>("()J"),
+       reinterpret_cast<void*>(NativeIdleWordsAddress)},
   };
   Resolver r(env);
   IdleRefs& i = g_idle;

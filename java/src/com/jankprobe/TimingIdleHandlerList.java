@@ -1,6 +1,7 @@
 package com.jankprobe;
 
 import android.os.MessageQueue.IdleHandler;
+import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.LongBuffer;
@@ -53,14 +54,31 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
    * epoll: 0). So a call that starts at its gap writes no shared word at all, and a folded one has nothing
    * to clear.
    *
-   * Why plain direct-buffer puts and gets: VarHandle exists only from Android 13 (API 33) and Unsafe is
-   * hidden API. The store of running_since (for a gap start: the poll source's store of the gap word,
+   * How the words are read and written. The gap word's read, once per call, is the one access on the
+   * common path: on HotSpot (the JVM the host tests and the demo run) it is sun.misc.Unsafe.getLong(address)
+   * at {@link #GAP_ADDRESS}, which C1 and C2 compile to one plain load (two @ForceInline levels down to the
+   * Unsafe intrinsic), where the direct buffer's get is two real calls in C1's profiling tier, the tier an
+   * app's wrapper stays in for its first minute or so (DirectLongBufferU.get is over C1's inline size, and
+   * its ix over the tiered JVM's C1InlineStackLimit). sun.misc.Unsafe is supported API there (module
+   * jdk.unsupported, exported). On ART it is hidden API (a non-SDK interface, logged or denied by
+   * targetSdk), and VarHandle exists only from Android 13 (API 33): there, and on any other VM or wherever
+   * Unsafe or the address is not available, the read goes through the direct buffer's view, the path that
+   * is correct everywhere (ART compiles the view's absolute get to a Memory.peek intrinsic anyway). The
+   * choice is made once, at class initialisation, into static finals ({@link #GAP_BY_ADDRESS}): both
+   * HotSpot compilers fold a static final of an initialised class, so the wrapper's test of it is no branch
+   * in compiled code. The rare puts (RUNNING_SINCE's, for a start that is not the pass's gap) stay on the
+   * buffer on every VM: one write path, off the common call, where Unsafe would save little.
+   *
+   * The store of running_since (for a gap start: the poll source's store of the gap word,
    * native code before MessageQueue.next() reached the handlers) and the read of covered form a Dekker pair
    * with the watchdog's clear of covered and read of running_since and the gap word; the watchdog side runs a membarrier
    * (hook/asymmetric_fence.h), so this side needs only its program order: HotSpot puts a CPU-order barrier
-   * around Unsafe accesses off the heap (the buffer's put), and a volatile read is an acquire no JIT hoists
+   * around Unsafe accesses off the heap (the buffer's put is one: ScopedMemoryAccess down to Unsafe with a
+   * null base), and a volatile read is an acquire no JIT hoists
    * above an earlier store with memory side effects (ART's Memory.poke intrinsics are such; its compiler
-   * treats a volatile load as reading and writing all memory). Where membarrier is not available the
+   * treats a volatile load as reading and writing all memory). The gap word's read is a plain load on both
+   * paths (Unsafe.getLong(address) as the view's get): this side reads it before it publishes lastGap, in
+   * program order, as before. Where membarrier is not available the
    * native side never sets covered, and nativeArm runs the real fence. The clear at a folded call's end
    * needs no fence: the watchdog only takes a stack for a call it finds running past lag_ms, and such a
    * call never folds (it ends natively, which waits for that capture). At worst, a main thread descheduled
@@ -74,6 +92,8 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   static native int nativeEnd(long startedNs, long endedNs, int nameKey, String handlerClass, boolean keep,
                               boolean counted);
   private static native ByteBuffer nativeWords();
+  // The address of the same words (&jni::IdleSharedWords(), static storage: it never moves or goes away).
+  private static native long nativeWordsAddress();
 
   /**
    * Calls shorter than this (ns) are folded into their class's figures. Set by the native monitor (JNI
@@ -102,6 +122,8 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   // 5) no view's get inlines: DirectLongBufferU.get is 36 bytecodes, over C1's 35, and the int view's
   // (34) uses too much stack; each calls its ix() out of line, so a read is two calls whichever the view
   // (ByteBuffer.getLong(int) four). An int view for the gap's low half alone saved nothing (session 9).
+  // Hence the gap word's read through Unsafe on HotSpot (GAP_BY_ADDRESS); the view keeps the puts there,
+  // and every access elsewhere.
   static final LongBuffer RUNNING_SINCE;
   static final int RUNNING_SINCE_INDEX = 0;
   static final int GAP_START_INDEX = 2;
@@ -111,11 +133,26 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   static final long CLEARED_AT_END = 1L;
   private static final int WORDS_BYTES = 24;
 
+  // How queueIdle reads the gap word (see the class comment). GAP_BY_ADDRESS: through UNSAFE at
+  // GAP_ADDRESS (HotSpot); false: through RUNNING_SINCE's view (UNSAFE null, GAP_ADDRESS 0). A boolean of its
+  // own, not a null test of UNSAFE: a static final primitive is what both HotSpot compilers fold for
+  // sure. GAP_READ says which and, for the buffer, why (the tests assert it: a HotSpot JVM that silently fell
+  // back to the buffer would fail them).
+  static final boolean GAP_BY_ADDRESS;
+  static final sun.misc.Unsafe UNSAFE;
+  static final long GAP_ADDRESS;
+  static final String GAP_READ;
+  /** GAP_READ's value on the Unsafe path. */
+  static final String GAP_READ_UNSAFE = "Unsafe.getLong(address)";
+  /** The system property that keeps the buffer path on any VM (tests; a VM where Unsafe misbehaves). */
+  static final String BUFFER_READ_PROPERTY = "jankprobe.idle.bufferRead";
+
   // The native side registers nativeWords before anything initialises this class (jni_refs.cc,
   // ResolveIdle: the class is loaded without initialising it, the natives registered, then its members
   // looked up). No private fallback: the watchdog reads the native words, so a wrapper writing others
   // would leave it a stale start after every folded call. Without the words the class fails to
-  // initialise (an Error, so that it propagates as is) and the idle monitor reports why.
+  // initialise (an Error, so that it propagates as is) and the idle monitor reports why. Without Unsafe
+  // or the address it takes the buffer path, with no error: that path is correct on every VM.
   static {
     final ByteBuffer words = nativeWords();
     if (words == null || words.capacity() < WORDS_BYTES) {
@@ -124,6 +161,42 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
     }
     words.order(ByteOrder.nativeOrder());
     RUNNING_SINCE = words.asLongBuffer();
+    final String[] why = {null};
+    final sun.misc.Unsafe unsafe = hotSpotUnsafe(why);
+    final long address = unsafe == null ? 0L : nativeWordsAddress();
+    if (unsafe != null && address == 0L) why[0] = "direct buffer: the native side gave no address";
+    GAP_BY_ADDRESS = unsafe != null && address != 0L;
+    UNSAFE = GAP_BY_ADDRESS ? unsafe : null;
+    GAP_ADDRESS = GAP_BY_ADDRESS ? address + 8L * GAP_START_INDEX : 0L;
+    GAP_READ = GAP_BY_ADDRESS ? GAP_READ_UNSAFE : why[0];
+  }
+
+  /**
+   * sun.misc.Unsafe where it is supported API and the wrapper gains by it: HotSpot (java.vm.name "OpenJDK
+   * ..." or "Java HotSpot(TM) ..."). Not on ART ("Dalvik", where it is hidden API) nor any other VM, not
+   * when BUFFER_READ_PROPERTY is "true": null, with the reason in why[0]. Every failure (no such class or
+   * field, a security manager's denial) is the buffer path, never an error.
+   */
+  private static sun.misc.Unsafe hotSpotUnsafe(String[] why) {
+    try {
+      if (Boolean.getBoolean(BUFFER_READ_PROPERTY)) {
+        why[0] = "direct buffer: " + BUFFER_READ_PROPERTY + "=true";
+        return null;
+      }
+      final String vm = String.valueOf(System.getProperty("java.vm.name"));
+      if (!vm.startsWith("OpenJDK") && !vm.contains("HotSpot")) {
+        why[0] = "direct buffer: not HotSpot (java.vm.name " + vm + ")";
+        return null;
+      }
+      final Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
+      f.setAccessible(true);
+      final Object u = f.get(null);
+      if (u instanceof sun.misc.Unsafe) return (sun.misc.Unsafe) u;
+      why[0] = "direct buffer: sun.misc.Unsafe.theUnsafe is " + u;
+    } catch (Throwable t) {  // LinkageError, ReflectiveOperationException, SecurityException, ...
+      why[0] = "direct buffer: sun.misc.Unsafe: " + t;
+    }
+    return null;
   }
 
   /** Classes with figures; past this many, a class's calls all go through nativeEnd, which counts them. */
@@ -262,7 +335,8 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
      */
     @Override
     public boolean queueIdle() {
-      final long gap = RUNNING_SINCE.get(GAP_START_INDEX);
+      // One plain load on HotSpot (GAP_BY_ADDRESS folds: no branch in compiled code), the view's get elsewhere.
+      final long gap = GAP_BY_ADDRESS ? UNSAFE.getLong(GAP_ADDRESS) : RUNNING_SINCE.get(GAP_START_INDEX);
       // Written out, not helper methods, on the common path (a gap a pass may start at, not seen by the
       // previous call: its start, no shared word written): C1's profiling tier, where an app's wrapper stays
       // on HotSpot, inlines no method this size (nor any whose stack and locals pass C1InlineStackLimit, 5),
