@@ -120,6 +120,44 @@ TEST(InputClock, OwnerStampsComeFromItsCopyWithinTheBoundAndTheCopyIsRefilledAft
   h.Stop();
 }
 
+// The owner's usual read (InputTracker::OwnerCopyNow, inline in the proxies) repeats the event clock's
+// extrapolation from a copy (EventClock::NowNsFrom) so that the refill can be a rare exit: its value must be
+// NowNsFrom's from the same anchor to the nanosecond, i.e. between two NowNsFrom reads of that anchor taken
+// around it (the counter only moves forward on one thread). A wrong scale, shift or base fails by far more
+// than the few nanoseconds between the reads.
+TEST(InputClock, TheOwnersUsualReadIsTheClocksOwnExtrapolationOfItsCopy) {
+  Harness h;
+  ASSERT_EQ(h.Start(1000, 5000, 33), JANKPROBE_OK) << jankprobe_last_error();
+  jpfx_channel* ch = jpfx_channel_open(33, JPFX_IO_BIONIC);
+  ASSERT_NE(ch, nullptr);
+  Round r{};
+  ASSERT_TRUE(RunRound(ch, 1, &r));  // the owner (this thread) is known now
+  ASSERT_TRUE(RunRound(ch, 2, &r));  // and its copy filled by its own read
+  if (!ClockReadsTheCounter()) {
+    jpfx_channel_close(ch);
+    h.Stop();
+    GTEST_SKIP() << "the event clock is clock_gettime here: " << hook::ProcessEventClock().why();
+  }
+  InputTracker& t = InputTracker::Get();
+  int compared = 0;
+  for (int i = 0; i < 2000 && compared < 200; ++i) {
+    const EventClock::Anchor copy = t.OwnerClockForTest();
+    EventClock::Anchor a = copy, b = copy;  // NowNsFrom's own copies of the same anchor
+    const uint64_t lo = hook::ProcessEventClock().NowNsFrom(&a);
+    const uint64_t owner = t.EventNowNs();
+    const uint64_t hi = hook::ProcessEventClock().NowNsFrom(&b);
+    // Only where all three read the one anchor: neither local copy was refilled, nor the owner's.
+    if (!SameAnchor(a, copy) || !SameAnchor(b, copy) || !SameAnchor(t.OwnerClockForTest(), copy)) continue;
+    ++compared;
+    EXPECT_LE(lo, owner) << "read " << i;
+    EXPECT_LE(owner, hi) << "read " << i;
+    EXPECT_LT(hi - lo, 1000000u) << "read " << i << ": the reads were not together";
+  }
+  EXPECT_GE(compared, 100) << "the owner's copy was refilled under almost every read";
+  jpfx_channel_close(ch);
+  h.Stop();
+}
+
 TEST(InputClock, AnotherThreadsEventsLeaveTheOwnersCopyAlone) {
   Harness h;
   ASSERT_EQ(h.Start(1000, 5000, 33), JANKPROBE_OK) << jankprobe_last_error();
