@@ -158,6 +158,22 @@ jlong JNICALL NativeIdleWordsAddress(JNIEnv*, jclass) {
   return static_cast<jlong>(reinterpret_cast<intptr_t>(&IdleSharedWords()));
 }
 
+// sun.misc.Unsafe.theUnsafe for the same read, or null with no exception pending (no such class or field:
+// the wrapper then keeps its buffer, no error). Called from TimingIdleHandlerList's static initialiser on
+// HotSpot only, so FindClass searches from its loader (the app's, which delegates to the platform's).
+// Through JNI, which checks no access, rather than by reflection in Java, which loads accessor classes.
+jobject JNICALL NativeIdleUnsafe(JNIEnv* env, jclass) {
+  jclass unsafe = env->FindClass("sun/misc/Unsafe");
+  jfieldID the = unsafe ? env->GetStaticFieldID(unsafe, "theUnsafe", "Lsun/misc/Unsafe;") : nullptr;
+  jobject out = the ? env->GetStaticObjectField(unsafe, the) : nullptr;
+  if (env->ExceptionCheck()) {
+    env->ExceptionClear();
+    out = nullptr;
+  }
+  if (unsafe) env->DeleteLocalRef(unsafe);
+  return out;
+}
+
 void ResolveIdle(JNIEnv* env) {
   if (!g_queue.ok) {
     g_idle.why = g_queue.why;
@@ -171,6 +187,8 @@ void ResolveIdle(JNIEnv* env) {
        reinterpret_cast<void*>(NativeIdleWords)},
       {const_cast<char*>("nativeWordsAddress"), const_cast<char*>("()J"),
        reinterpret_cast<void*>(NativeIdleWordsAddress)},
+      {const_cast<char*>("nativeUnsafe"), const_cast<char*>("()Ljava/lang/Object;"),
+       reinterpret_cast<void*>(NativeIdleUnsafe)},
   };
   Resolver r(env);
   IdleRefs& i = g_idle;

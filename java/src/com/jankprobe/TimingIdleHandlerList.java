@@ -1,7 +1,6 @@
 package com.jankprobe;
 
 import android.os.MessageQueue.IdleHandler;
-import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.LongBuffer;
@@ -60,7 +59,7 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
    * Unsafe intrinsic), where the direct buffer's get is two real calls in C1's profiling tier, the tier an
    * app's wrapper stays in for its first minute or so (DirectLongBufferU.get is over C1's inline size, and
    * its ix over the tiered JVM's C1InlineStackLimit). sun.misc.Unsafe is supported API there (module
-   * jdk.unsupported, exported). On ART it is hidden API (a non-SDK interface, logged or denied by
+   * jdk.unsupported, exported; its theUnsafe taken through JNI). On ART it is hidden API (a non-SDK interface, logged or denied by
    * targetSdk), and VarHandle exists only from Android 13 (API 33): there, and on any other VM or wherever
    * Unsafe or the address is not available, the read goes through the direct buffer's view, the path that
    * is correct everywhere (ART compiles the view's absolute get to a Memory.peek intrinsic anyway). The
@@ -94,6 +93,11 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   private static native ByteBuffer nativeWords();
   // The address of the same words (&jni::IdleSharedWords(), static storage: it never moves or goes away).
   private static native long nativeWordsAddress();
+  // sun.misc.Unsafe.theUnsafe (null if there is none), read through JNI, which checks no access: the same
+  // object as reflection's getDeclaredField + setAccessible + get, without the reflection classes those load
+  // into the app (field accessors, the Class's reflection data: six classes on JDK 17). Called on HotSpot
+  // only. Object, not sun.misc.Unsafe, in the signature: nothing for a VM to resolve where it is not called.
+  private static native Object nativeUnsafe();
 
   /**
    * Calls shorter than this (ns) are folded into their class's figures. Set by the native monitor (JNI
@@ -188,12 +192,10 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
         why[0] = "direct buffer: not HotSpot (java.vm.name " + vm + ")";
         return null;
       }
-      final Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
-      f.setAccessible(true);
-      final Object u = f.get(null);
+      final Object u = nativeUnsafe();
       if (u instanceof sun.misc.Unsafe) return (sun.misc.Unsafe) u;
-      why[0] = "direct buffer: sun.misc.Unsafe.theUnsafe is " + u;
-    } catch (Throwable t) {  // LinkageError, ReflectiveOperationException, SecurityException, ...
+      why[0] = "direct buffer: no sun.misc.Unsafe.theUnsafe from the native side";
+    } catch (Throwable t) {  // LinkageError (no sun.misc.Unsafe), SecurityException, ...
       why[0] = "direct buffer: sun.misc.Unsafe: " + t;
     }
     return null;
