@@ -142,6 +142,10 @@ bool EventClock::TakeSample(Sample* out) noexcept {
 void EventClock::SetOptionsForTest(const Options* options) noexcept {
   g_test_options.store(options, std::memory_order_release);
   g_process_clock_stale.store(true, std::memory_order_release);
+  // Until it is calibrated again the process clock keeps its anchor: nobody uses it from here on, so the
+  // next test's watchdog does not keep it fresh (no wakes of its own for it).
+  internal::g_process_event_clock.used_.store(0, std::memory_order_relaxed);
+  internal::g_process_event_clock.last_use_ns_.store(0, std::memory_order_relaxed);
 }
 
 // Control-path functions are cold: optimised for size and kept out of the hot text (NowNs/Slow stay -O2).
@@ -163,6 +167,9 @@ __attribute__((cold)) bool EventClock::Init(const Options& options) {
     return false;
   };
   reanchors_.store(0, std::memory_order_relaxed);
+  refreshes_.store(0, std::memory_order_relaxed);
+  used_.store(0, std::memory_order_relaxed);
+  last_use_ns_.store(0, std::memory_order_relaxed);
   checked_.store(0, std::memory_order_relaxed);
   max_error_ns_.store(0, std::memory_order_relaxed);
   fallback_value_.store(0, std::memory_order_relaxed);
@@ -242,6 +249,7 @@ bool CalibrateProcessEventClock() {
 }
 
 uint64_t EventClock::Slow() noexcept {
+  static_assert(sizeof(EventClock) == 256, "the process clock in four lines (.data): see the members' comments");
   static_assert(offsetof(EventClock, max_error_ns_) + sizeof(max_error_ns_) <= 64,
                 "a read's and a re-anchor's words stay in the clock's first line (event_clock.h)");
 #if JP_EVENT_CLOCK_HAS_COUNTER
@@ -286,6 +294,7 @@ uint64_t EventClock::Slow() noexcept {
   base_ns_.store(now.ns, std::memory_order_relaxed);
   mult_.store(new_mult, std::memory_order_relaxed);
   reanchors_.store(reanchors_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // CAS holder only
+  used_.store(1, std::memory_order_relaxed);  // a reader's (the watchdog's refresh clears it after its own)
   seq_.store(s + 2, std::memory_order_release);
   return now.ns;
 #else
@@ -328,6 +337,7 @@ __attribute__((cold)) std::string EventClock::why() const {
 EventClock::Stats EventClock::stats() const noexcept {
   Stats st;
   st.reanchors = reanchors_.load(std::memory_order_relaxed);
+  st.refreshes = refreshes_.load(std::memory_order_relaxed);
   st.checked = checked_.load(std::memory_order_relaxed);
   st.max_error_ns = max_error_ns_.load(std::memory_order_relaxed);
   const uint64_t mult = mult_.load(std::memory_order_relaxed);

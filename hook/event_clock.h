@@ -21,7 +21,9 @@
 //   its anchor; the first read after that takes a fresh (counter, clock_gettime) pair, re-measures the
 //   rate over the interval (so NTP's frequency correction is followed) and becomes the new anchor. The
 //   kernel slews CLOCK_MONOTONIC by at most 500 ppm, so extrapolating 50 ms with the previous interval's
-//   rate is off by at most 25 us, half the bound. No thread wakes up for it;
+//   rate is off by at most 25 us, half the bound. While readers use the clock the watchdog takes that
+//   re-anchor before the anchor runs out (RefreshBeforeSleep), waking for it only when none of its own
+//   wakes falls near the anchor's end; nobody wakes for a clock nobody reads;
 // - checking, at every re-anchor: the old anchor's extrapolation is compared with clock_gettime; an error
 //   above the bound (e.g. TSCs that are not in step across CPUs) switches the clock to clock_gettime for
 //   good, and why() says by how much it was off. A system suspend shorter than the interval, on a counter
@@ -33,7 +35,8 @@
 // arm32 and i686 (and anything else) always use clock_gettime: no counter we can validate there.
 //
 // Thread safety: NowNs() from any thread, lock-free, never allocates or blocks; the anchor is a seqlock
-// whose writer is whichever reader found it stale (one CAS every 50 ms). Init/why/stats: control path.
+// whose writer is the watchdog's refresh or whichever reader found it stale (one CAS every ~50 ms).
+// Init/why/stats: control path.
 #ifndef JANKPROBE_HOOK_EVENT_CLOCK_H_
 #define JANKPROBE_HOOK_EVENT_CLOCK_H_
 
@@ -142,30 +145,56 @@ class alignas(64) EventClock {
   }
 
   // For the watchdog's loop, once per wake, before it sleeps until next_wake_ns (CLOCK_MONOTONIC; UINT64_MAX:
-  // no timeout) at now_ns: re-anchors (Slow) when the anchor is past half its span and would be used up
-  // before that wake; nothing when the counter is not in use (limit 0: not calibrated, or clock_gettime).
-  // Why: a re-anchor is due once per kReanchorNs while anyone reads the clock, and whichever reader meets a
-  // used-up anchor takes it. The demo's main thread reads most often (two reads per gap with input's), so
-  // it met many of them (uprobe on Slow, 15 s demo runs: main 5.2-5.4 a second, the watchdog 11-12 at its
-  // poll checks). The watchdog is awake ~30 times a second there anyway (every monitor's deadlines, the
-  // checks): taking the re-anchor at the last of those wakes before the anchor runs out adds no wake and
-  // hardly any re-anchor (main 2.2-2.4, watchdog 15-16 a second after; all threads ~23 before and after).
-  // A young anchor is left alone even before a long sleep: replacing it would buy only its age. Inline: no
-  // function of its own outside the ordered text (lib/startup_order.ld).
-  void RefreshBeforeSleep(uint64_t now_ns, uint64_t next_wake_ns) noexcept {
+  // no timeout) at now_ns. Returns when the thread should wake instead (<= next_wake_ns): the clock keeps an
+  // anchor fresh for its readers while they use it, so that no hot-path reader meets a used-up one.
+  // - The anchor outlives the sleep: nothing (returns next_wake_ns).
+  // - It runs out before that wake and is in use (a reader other than this refresh copied an anchor or made
+  //   one within the last two spans: used_, consumed here into last_use_ns_): re-anchored now when it is
+  //   within span / 2 of its end, else the sleep is cut to span / 10 before its end, where the next pass
+  //   re-anchors it. A wake is only added when none of the thread's own falls in the window.
+  // - It runs out before the wake and nobody used the clock for two spans: left to run out (an idle app costs
+  //   at most two wakes after its last read; the first reader after the end re-anchors, which marks the
+  //   clock in use again). By time, not by anchor: a reader's copy lasts to its anchor's end, so it may skip
+  //   an anchor this refresh replaced early.
+  // Why: the re-anchor is due once per kReanchorNs while anyone reads, and before this rule the first reader
+  // after a used-up anchor took it whenever the watchdog slept past the anchor's end (its 80 ms checks, the
+  // span is 50 ms): the demo's main thread took 3.2-3.9 a second (uprobe on Slow), ~300 ns in situ each
+  // (the CAS on a line another core wrote, a cold clock_gettime). The session-9 rule (re-anchor past half
+  // the span when it runs out before the next wake) could not cover a sleep longer than the span.
+  // Inline: no function of its own outside the ordered text (lib/startup_order.ld). One caller thread.
+  uint64_t RefreshBeforeSleep(uint64_t now_ns, uint64_t next_wake_ns) noexcept {
 #if JP_EVENT_CLOCK_HAS_COUNTER
     const uint64_t limit = limit_ticks_.load(std::memory_order_relaxed);
-    if (limit == 0) return;
+    if (limit == 0) return next_wake_ns;
+    if (used_.load(std::memory_order_relaxed) != 0) {  // a reader's mark: consumed, so that use must recur
+      last_use_ns_.store(now_ns, std::memory_order_relaxed);
+      used_.store(0, std::memory_order_relaxed);
+    }
     const uint64_t until_wake = next_wake_ns > now_ns ? next_wake_ns - now_ns : 0;
+    const uint64_t left = LeftNs(limit);
+    if (left > until_wake) return next_wake_ns;
     const uint64_t span = reanchor_ns_;
-    // Re-anchored when older than this: past half its span and used up before the next wake.
-    const uint64_t keep = until_wake >= span / 2 ? span / 2 : span - until_wake;
-    const uint64_t age = ReadCounter() - base_counter_.load(std::memory_order_relaxed);
-    // limit ticks are span ns: age / limit >= keep / span, without a division.
-    if (static_cast<unsigned __int128>(age) * span >= static_cast<unsigned __int128>(keep) * limit) Slow();
+    const uint64_t last_use = last_use_ns_.load(std::memory_order_relaxed);
+    if (last_use == 0 || now_ns >= last_use + 2 * span) return next_wake_ns;
+    if (left > span / kRefreshWindowDiv) return now_ns + left - span / kWakeLeadDiv;
+    const uint32_t before = reanchors_.load(std::memory_order_relaxed);
+    Slow();
+    const uint64_t new_limit = limit_ticks_.load(std::memory_order_relaxed);
+    if (new_limit == 0) return next_wake_ns;  // fell back: clock_gettime from now on, nothing to keep
+    if (reanchors_.load(std::memory_order_relaxed) == before) {
+      // Refused (an interrupted pair, or another thread re-anchoring): look again soon, before the end.
+      const uint64_t retry = now_ns + span / kWakeLeadDiv / 4;
+      return retry < next_wake_ns ? retry : next_wake_ns;
+    }
+    // Slow marked the anchor as a reader's: it is this thread's. (A reader's mark in between is lost: it
+    // marks again at its next copy, and the last use is at most two spans old meanwhile.)
+    used_.store(0, std::memory_order_relaxed);
+    refreshes_.store(refreshes_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    const uint64_t fresh_end = now_ns + span - span / kWakeLeadDiv;
+    return fresh_end < next_wake_ns ? fresh_end : next_wake_ns;
 #else
     (void)now_ns;
-    (void)next_wake_ns;
+    return next_wake_ns;
 #endif
   }
 
@@ -213,6 +242,7 @@ class alignas(64) EventClock {
 
   struct Stats {
     uint64_t reanchors = 0;
+    uint64_t refreshes = 0;      // of those, the watchdog's (RefreshBeforeSleep): the rest met a used-up anchor
     uint64_t checked = 0;        // re-anchors that compared the old extrapolation with clock_gettime
     uint64_t max_error_ns = 0;   // the largest |extrapolated - clock_gettime| those saw
     double counter_mhz = 0;      // the counter rate last measured
@@ -223,6 +253,13 @@ class alignas(64) EventClock {
 
  private:
   static constexpr int kShift = 32;  // mult = ns per tick << kShift
+  // RefreshBeforeSleep: a wake within span / 2 (25 ms) of the anchor's end re-anchors when its sleep would
+  // outlast the anchor; a cut sleep ends span / 10 (5 ms) before the end, room for the wake's own lateness
+  // on a busy host. Why half: the demo's watchdog sleeps 80 ms (its checks) several times a second; with a
+  // window of span / 5 more of those needed a cut (jp-watchdog's voluntary switches 32 -> 49 a second, vs
+  // 32 -> 40-42 at span / 2; at 3/4 of the span no fewer, with more re-anchors; BENCHMARKS.md, clock10).
+  static constexpr uint64_t kRefreshWindowDiv = 2;
+  static constexpr uint64_t kWakeLeadDiv = 10;
 
   enum class Fallback : uint32_t { kNone, kNotInitialised, kForced, kNoCounter, kNotTrusted, kCalibration, kError };
 
@@ -249,6 +286,14 @@ class alignas(64) EventClock {
   static bool TakeSample(Sample* out) noexcept;
   __attribute__((noinline)) uint64_t Slow() noexcept;
 #if JP_EVENT_CLOCK_HAS_COUNTER
+  // Nanoseconds until the current anchor is used up (0 when it is, or the counter is behind it), given its
+  // limit_ticks_. No seqlock: it only decides whether to re-anchor or when to wake, Slow gets it right.
+  uint64_t LeftNs(uint64_t limit) const noexcept {
+    const uint64_t age = ReadCounter() - base_counter_.load(std::memory_order_relaxed);
+    if (age >= limit) return 0;
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(limit - age) *
+                                  mult_.load(std::memory_order_relaxed)) >> kShift);
+  }
   // NowNsFrom's refill, after its NowNs() read `now`: the anchor that read used or made (or a newer one),
   // copied whole (a seqlock read) or not at all (a re-anchor in progress on another thread: limit 0, the
   // next read tries again). Returns now.
@@ -261,12 +306,18 @@ class alignas(64) EventClock {
     std::atomic_thread_fence(std::memory_order_acquire);
     // limit_ticks_ is 0 while the counter is not in use: such a copy holds nothing either.
     copy->limit = (s & 1) == 0 && seq_.load(std::memory_order_relaxed) == s ? limit : 0;
+    // The clock is in use (RefreshBeforeSleep keeps it fresh): a store only when the watchdog consumed the
+    // last mark, in the line just read.
+    if (used_.load(std::memory_order_relaxed) == 0) used_.store(1, std::memory_order_relaxed);
     return now;
   }
 #endif
   void FallBack(Fallback why, uint64_t value) noexcept;
 
   std::atomic<bool> counter_{false};
+  // 1 once a reader copied an anchor (CopyAnchor) or made one (Slow) since the watchdog's refresh last
+  // looked (RefreshBeforeSleep consumes it). In the padding before seq_: the first line.
+  std::atomic<uint8_t> used_{0};
   // Seqlock over the anchor: odd while a re-anchor writes it.
   std::atomic<uint32_t> seq_{0};
   std::atomic<uint64_t> base_counter_{0};
@@ -287,7 +338,11 @@ class alignas(64) EventClock {
   // (The words above are NowNs()'s and the re-anchor's; the ones below the control path's and the rare.)
 
   uint64_t reanchor_ns_ = kReanchorNs;
+  // RefreshBeforeSleep's own (one caller thread): when it last found a reader's mark (0: never), and its
+  // re-anchors (32 bits, as reanchors_, so that it packs with fallback_: the clock stays 256 bytes).
+  std::atomic<uint64_t> last_use_ns_{0};
   std::atomic<uint32_t> fallback_{static_cast<uint32_t>(Fallback::kNotInitialised)};
+  std::atomic<uint32_t> refreshes_{0};
   std::atomic<uint64_t> fallback_value_{0};
   // Detail of an Init failure (control path). A fixed buffer, not a std::string, so that the clock stays
   // constant-initialised and trivially destructible.

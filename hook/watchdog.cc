@@ -297,10 +297,12 @@ void Watchdog::Loop() {
     const uint64_t nearest = deadline < periodic ? deadline : periodic;
     if (nearest != kNever && nearest <= after) continue;  // came due while callbacks ran
     // The event clock's re-anchor, when it would be due before this thread is awake again, taken here
-    // rather than by the first hot-path reader after the anchor ran out (usually the app's main thread).
-    ProcessEventClock().RefreshBeforeSleep(after, nearest);
-    planned_wake_ns_.store(nearest, std::memory_order_seq_cst);
-    FutexWaitUntil(&wake_seq_, seq, nearest);
+    // rather than by the first hot-path reader after the anchor ran out (usually the app's main thread);
+    // while readers use the clock, a sleep past the anchor's end is cut short to take it (one wake per span
+    // at most, none when this thread is awake near the end anyway; hook/event_clock.h).
+    const uint64_t wake = ProcessEventClock().RefreshBeforeSleep(after, nearest);
+    planned_wake_ns_.store(wake, std::memory_order_seq_cst);
+    FutexWaitUntil(&wake_seq_, seq, wake);
   }
   tid_.store(0, std::memory_order_release);
 }

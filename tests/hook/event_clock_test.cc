@@ -271,64 +271,126 @@ TEST(EventClock, ARefreshReanchorsOnlyAnAnchorOlderThanAsked) {
   EXPECT_GT(CheckBound(&clock, 50 * kNsPerMs, 7), 0);
 }
 
-// The watchdog's refresh before it sleeps (RefreshBeforeSleep): an anchor is replaced only when it is past
-// half its span and would be used up before the wake; otherwise it is left alone. Ages are bracketed by
-// clock_gettime around Init (the anchor is taken inside it), so each expectation is only asserted where
-// the bracket decides it.
-TEST(EventClock, ARefreshBeforeSleepReanchorsOnlyAnAnchorThatRunsOutBeforeTheWake) {
-  EventClock::Options o;
-  o.reanchor_ns = 400 * kNsPerMs;  // no read below reaches the end of an anchor: only refreshes re-anchor
-  const uint64_t span = o.reanchor_ns;
-  EventClock clock;
-  const uint64_t init_start = MonotonicNs();
-  if (!clock.Init(o)) GTEST_SKIP() << "no validated counter here: " << clock.why();
-  const uint64_t init_end = MonotonicNs();
-  const uint64_t r0 = clock.stats().reanchors;
-  // Young, before a sleep longer than its span (and before one with no timeout): left alone, the first
-  // reader after its end re-anchors as before.
-  uint64_t now = MonotonicNs();
-  clock.RefreshBeforeSleep(now, now + 10 * span);
-  clock.RefreshBeforeSleep(now, UINT64_MAX);
-  if (MonotonicNs() - init_start < span / 2) {
-    EXPECT_EQ(clock.stats().reanchors, r0) << "an anchor younger than half its span was replaced";
+// The watchdog's refresh before it sleeps (RefreshBeforeSleep). The anchor's end is bracketed by
+// clock_gettime around the call that made it (Init, or the refresh itself), so each expectation on a time is
+// asserted with that bracket plus the bound; re-anchors are exact counts.
+struct Bracket {
+  uint64_t lo = 0, hi = 0;  // the anchor was taken inside [lo, hi]
+};
+
+// Calls RefreshBeforeSleep until it re-anchors (a pair taken while the thread was interrupted is refused and
+// the call asks to look again soon: a few calls at most); returns the last call's wake and brackets the new
+// anchor.
+uint64_t RefreshUntilReanchored(EventClock* clock, uint64_t sleep_ns, Bracket* anchor) {
+  const uint64_t r0 = clock->stats().reanchors;
+  uint64_t wake = 0;
+  for (int i = 0; i < 100 && clock->stats().reanchors == r0; ++i) {
+    anchor->lo = MonotonicNs();
+    wake = clock->RefreshBeforeSleep(anchor->lo, anchor->lo + sleep_ns);
+    anchor->hi = MonotonicNs();
   }
-  SleepNs(span / 2 + 20 * kNsPerMs);
-  // Past half its span, the wake comes before its end: left alone (the next wake decides).
-  now = MonotonicNs();
-  const uint64_t age_max = now - init_start;
-  if (age_max + 20 * kNsPerMs < span) {
-    clock.RefreshBeforeSleep(now, now + (span - age_max) / 2);
-    if (MonotonicNs() - init_start + (span - age_max) / 2 < span) {
-      EXPECT_EQ(clock.stats().reanchors, r0) << "an anchor that lasts until the wake was replaced";
-    }
-  }
-  // Past half its span, the wake after its end: replaced now (a pair taken while the thread was
-  // interrupted is refused and the next call tries again: a few calls at most).
-  for (int i = 0; i < 100 && clock.stats().reanchors == r0; ++i) {
-    now = MonotonicNs();
-    const uint64_t age_min = now - init_end;
-    ASSERT_GE(age_min, span / 2);
-    clock.RefreshBeforeSleep(now, now + (age_min < span ? span - age_min : 0) + 10 * kNsPerMs);
-  }
-  ASSERT_EQ(clock.stats().reanchors, r0 + 1);
-  // The new anchor is fresh: the same call again leaves it, unless this thread was held for half a span.
-  const uint64_t fresh = MonotonicNs();
-  clock.RefreshBeforeSleep(fresh, fresh + 10 * span);
-  if (MonotonicNs() - fresh < span / 4) {
-    EXPECT_EQ(clock.stats().reanchors, r0 + 1) << "a fresh anchor was replaced";
-  }
-  EXPECT_GT(CheckBound(&clock, 50 * kNsPerMs, 11), 0);
+  EXPECT_EQ(clock->stats().reanchors, r0 + 1);
+  return wake;
 }
 
-// A clock on clock_gettime has no anchor: the refresh does nothing (no re-anchor attempt, no crash).
+TEST(EventClock, ARefreshBeforeSleepLeavesAnAnchorNobodyUsedToRunOut) {
+  EventClock::Options o;
+  o.reanchor_ns = 100 * kNsPerMs;
+  const uint64_t span = o.reanchor_ns;
+  EventClock clock;
+  if (!clock.Init(o)) GTEST_SKIP() << "no validated counter here: " << clock.why();
+  const uint64_t init_end = MonotonicNs();
+  // No reader copied or made the anchor: every sleep keeps its own wake, whether the anchor is young, near
+  // its end (inside the window where an anchor in use is re-anchored) or past it.
+  for (const uint64_t at : {uint64_t{0}, span * 7 / 10, span + 10 * kNsPerMs}) {
+    const uint64_t target = init_end + at, t = MonotonicNs();
+    if (target > t) SleepNs(target - t);
+    const uint64_t now = MonotonicNs();
+    EXPECT_EQ(clock.RefreshBeforeSleep(now, now + 10 * span), now + 10 * span);
+    EXPECT_EQ(clock.RefreshBeforeSleep(now, UINT64_MAX), UINT64_MAX);
+  }
+  EXPECT_EQ(clock.stats().reanchors, 0u);
+  EXPECT_EQ(clock.stats().refreshes, 0u);
+}
+
+// In use (a reader copied the anchor): a sleep past its end is cut to its end less the lead (span / 10); a
+// wake within the window (span / 2) of its end re-anchors, the next wake a span later less the lead; a wake
+// before its end is kept. Without a reader's mark for two spans the anchor is left to run out; a reader's
+// re-anchor after its end marks the clock in use again.
+TEST(EventClock, ARefreshBeforeSleepKeepsAnAnchorInUseFreshUntilTwoSpansAfterTheLastUse) {
+  EventClock::Options o;
+  o.reanchor_ns = 100 * kNsPerMs;
+  const uint64_t span = o.reanchor_ns, lead = span / 10, window = span / 2;
+  EventClock clock;
+  Bracket anchor;
+  anchor.lo = MonotonicNs();
+  if (!clock.Init(o)) GTEST_SKIP() << "no validated counter here: " << clock.why();
+  anchor.hi = MonotonicNs();
+  EventClock::Anchor copy;
+  clock.NowNsFrom(&copy);  // a reader copies the anchor: in use
+  ASSERT_NE(copy.limit, 0u);
+  // Young, the wake before its end: kept. The mark is consumed here: the last use is now.
+  const uint64_t use = MonotonicNs();
+  EXPECT_EQ(clock.RefreshBeforeSleep(use, use + 10 * kNsPerMs), use + 10 * kNsPerMs);
+  ASSERT_EQ(clock.stats().reanchors, 0u);
+  int refreshed = 0;
+  uint64_t now = 0;
+  for (;;) {
+    // Young, the wake past its end: the sleep is cut to the end less the lead, no re-anchor.
+    now = MonotonicNs();
+    if (now + window < anchor.lo + span && now + 20 * kNsPerMs < use + 2 * span) {
+      const uint64_t r = clock.stats().reanchors;
+      const uint64_t wake = clock.RefreshBeforeSleep(now, now + 10 * span);
+      EXPECT_GE(wake + kBound, anchor.lo + span - lead) << "refresh " << refreshed;
+      EXPECT_LE(wake, anchor.hi + span - lead + kBound) << "refresh " << refreshed;
+      EXPECT_EQ(clock.stats().reanchors, r) << "refresh " << refreshed;
+    }
+    // At the cut wake (within the window of its end, or past it if this thread woke late).
+    const uint64_t cut = anchor.hi + span - lead;
+    now = MonotonicNs();
+    if (cut > now) SleepNs(cut - now);
+    now = MonotonicNs();
+    if (now + 5 * kNsPerMs >= use + 2 * span) break;  // near two spans after the use: decided below
+    Bracket fresh;
+    const uint64_t wake = RefreshUntilReanchored(&clock, 10 * span, &fresh);
+    ++refreshed;
+    EXPECT_GE(wake + kBound, fresh.lo + span - lead);
+    EXPECT_LE(wake, fresh.hi + span - lead + kBound);
+    EXPECT_EQ(clock.stats().refreshes, static_cast<uint64_t>(refreshed));
+    anchor = fresh;
+  }
+  EXPECT_GE(refreshed, 1);
+  // Two spans after the last use: left to run out, young or old.
+  if (use + 2 * span > now) SleepNs(use + 2 * span - now);
+  now = MonotonicNs();
+  const uint64_t r = clock.stats().reanchors;
+  EXPECT_EQ(clock.RefreshBeforeSleep(now, now + 10 * span), now + 10 * span);
+  const uint64_t end = anchor.hi + span + 2 * lead;
+  if (end > MonotonicNs()) SleepNs(end - MonotonicNs());
+  now = MonotonicNs();
+  EXPECT_EQ(clock.RefreshBeforeSleep(now, now + 10 * span), now + 10 * span);
+  EXPECT_EQ(clock.stats().reanchors, r);
+  // A reader after its end re-anchors (Slow), which marks the clock in use again: the next long sleep is cut.
+  for (int i = 0; i < 100 && clock.stats().reanchors == r; ++i) clock.NowNs();
+  ASSERT_EQ(clock.stats().reanchors, r + 1);
+  EXPECT_EQ(clock.stats().refreshes, static_cast<uint64_t>(refreshed)) << "a reader's re-anchor counted as the watchdog's";
+  now = MonotonicNs();
+  EXPECT_LT(clock.RefreshBeforeSleep(now, now + 10 * span), now + 10 * span);
+  EXPECT_GT(CheckBound(&clock, 30 * kNsPerMs, 11), 0);
+}
+
+// A clock on clock_gettime has no anchor: the refresh keeps the wake and does nothing else (no re-anchor
+// attempt, no crash).
 TEST(EventClock, ARefreshBeforeSleepOfAFallenBackClockDoesNothing) {
   EventClock::Options o;
   o.force_fallback = "test: forced";
   EventClock clock;
   ASSERT_FALSE(clock.Init(o));
+  EventClock::Anchor copy;
+  clock.NowNsFrom(&copy);
   const uint64_t now = MonotonicNs();
-  clock.RefreshBeforeSleep(now, UINT64_MAX);
-  clock.RefreshBeforeSleep(now, now);
+  EXPECT_EQ(clock.RefreshBeforeSleep(now, UINT64_MAX), UINT64_MAX);
+  EXPECT_EQ(clock.RefreshBeforeSleep(now, now), now);
   EXPECT_EQ(clock.stats().reanchors, 0u);
   EXPECT_STREQ(clock.source(), "clock_gettime");
 }
