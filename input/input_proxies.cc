@@ -69,12 +69,14 @@ JP_INPUT_PROXY ssize_t ProxyRecvfrom(int fd, void* buf, size_t len, int flags, s
 
 JP_INPUT_PROXY ssize_t ProxySendto(int fd, const void* buf, size_t len, int flags, const struct sockaddr* to,
                                    socklen_t tolen) {
+  InputTracker::PrefetchFinishedSlot(fd, buf, len);
   const ssize_t n = CallPrev<1, SendtoFn>(__builtin_return_address(0), fd, buf, len, flags, to, tolen);
   return InputTracker::ProxySent(fd, buf, n);
 }
 
 JP_INPUT_PROXY ssize_t ProxySendtoChk(int fd, const void* buf, size_t len, size_t buflen, int flags,
                                       const struct sockaddr* to, socklen_t tolen) {
+  InputTracker::PrefetchFinishedSlot(fd, buf, len);
   const ssize_t n = CallPrev<2, SendtoChkFn>(__builtin_return_address(0), fd, buf, len, buflen, flags, to, tolen);
   return InputTracker::ProxySent(fd, buf, n);
 }
@@ -85,6 +87,7 @@ JP_INPUT_PROXY ssize_t ProxyRecv(int fd, void* buf, size_t len, int flags) {
 }
 
 JP_INPUT_PROXY ssize_t ProxySend(int fd, const void* buf, size_t len, int flags) {
+  InputTracker::PrefetchFinishedSlot(fd, buf, len);
   const ssize_t n = CallPrev<4, SendFn>(__builtin_return_address(0), fd, buf, len, flags);
   return InputTracker::ProxySent(fd, buf, n);
 }

@@ -55,6 +55,8 @@ InputTracker& InputTracker::Get() {
   static_assert(offsetof(InputTracker, owner_clock_) == kOwnerClockOffset && kOwnerClockOffset == 4 * 64 &&
                     offsetof(InputTracker, events_finished_) >= 5 * 64,
                 "line B: the owner's clock copy, and no word other threads write");
+  static_assert(offsetof(InputTracker, pending_) == kPendingSlotsOffset && offsetof(PendingEvents, slots_) == 0,
+                "PrefetchFinishedSlot's constant: the pending table's first slot");
 #pragma GCC diagnostic pop
   // Never destroyed: proxies left in another tool's chain and late watchdog callbacks may still look.
   static InputTracker* tracker = new (internal::g_tracker_storage) InputTracker;

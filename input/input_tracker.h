@@ -183,7 +183,9 @@ class InputTracker {
   // register across the call: one push and pop more per proxy. The pending slot a FINISHED will take was
   // tried as well, its seq read before the send from where the bound layout has it: SentAt<6>'s largest
   // stall left went, but the send proxy grew by a code line and ~13 instructions, and their sum in situ
-  // was no lower: BENCHMARKS.md, session 8 input8.)
+  // was no lower: BENCHMARKS.md, session 8 input8. Since session 10 the send proxies ask for it
+  // (PrefetchFinishedSlot) from the seq's one place in every release since 12, with no load of the
+  // layout: nothing before the call waits for a line.)
   // Since clock8 (session 8): line B too, the owner's clock copy (EventNowNs), in place of the process clock's
   // line, which the proxies read after the call without asking for it.
   static void PrefetchPerEventLines() noexcept {
@@ -191,6 +193,23 @@ class InputTracker {
     __builtin_prefetch(t + kOwnerLineOffset);
     __builtin_prefetch(t + kOwnerLineOffset + 64);
     __builtin_prefetch(t + kOwnerClockOffset);
+  }
+
+  // For the send proxies, before the original call: asks for the pending slot the owner's fast path will
+  // take if this send is a FINISHED (its first probe, PendingEvents::OwnerFirstProbe(fd, seq)), the seq read
+  // from the message itself where every release since 12 has it (the header's second word, @4; before 12
+  // that word is padding: a lane of the same channel is asked for in vain). The slot was written at the
+  // read, a frame earlier, and its word was SentAt's largest stall after the call (the next lane's
+  // prefetch covers only the second and later FINISHEDs of a frame). Only constants, the arguments and the
+  // message (just written by the app: in L1) are read: nothing waits for a line before the call. A hint:
+  // no fault (a message shorter than the word is not read), nothing stored.
+  __attribute__((always_inline)) static void PrefetchFinishedSlot(int fd, const void* buf, size_t len) noexcept {
+    if (len < 8) return;
+    uint32_t seq;
+    __builtin_memcpy(&seq, static_cast<const char*>(buf) + 4, sizeof seq);
+    const char* const t = reinterpret_cast<const char*>(internal::g_tracker_storage);
+    __builtin_prefetch(t + kPendingSlotsOffset +
+                       static_cast<size_t>(PendingEvents::OwnerFirstProbe(fd, seq)) * sizeof(PendingEvent));
   }
 
   struct Counters {
@@ -378,6 +397,7 @@ class InputTracker {
   // whose heavy fence pairs with every pass that read it.
   static constexpr size_t kOwnerLineOffset = 128;  // the gate's owner line; line A follows (Get() checks)
   static constexpr size_t kOwnerClockOffset = 256;  // line B: owner_clock_ (Get() checks)
+  static constexpr size_t kPendingSlotsOffset = 448;  // pending_'s first slot (Get() checks)
   static constexpr int kOwnerTpWord = 0;
   static constexpr int kOwnerTidWord = 1;
   static_assert(hook::InFlightGate::kOwnerWords >= 2, "the thread pointer and the tid");

@@ -239,6 +239,7 @@ class PendingEvents {
     return w.compare_exchange_strong(cur, taken, std::memory_order_acq_rel) ? index : -1;
   }
 
+  friend class InputTracker;  // its slots' offset, for a prefetch by a constant base (checked in Get())
   PendingEvent slots_[kSlots];
 };
 
