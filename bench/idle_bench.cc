@@ -19,12 +19,14 @@
 // thread's); the time is what the loop took there (manual time), not the hand-over to it.
 //
 // This is the compiled steady state (C2). An app's idle handlers run ~100 times a second, so on HotSpot the
-// wrapper spends a long time in the interpreter and in C1's profiling tier first (in the demo's 35 s,
-// Timed.queueIdle and the buffer's get never leave tier 3); to measure those, the embedded JVM reads
+// wrapper spends a long time in the interpreter and in C1's profiling tier first (in the demo's first ~50 s
+// Timed.queueIdle never leaves tier 3); to measure those, the embedded JVM reads
 // JAVA_TOOL_OPTIONS: JAVA_TOOL_OPTIONS="-XX:TieredStopAtLevel=3 -XX:C1InlineStackLimit=5" or =-Xint. The
 // second flag keeps C1's inlining as in the demo's tiered JVM: capping the tiers at 3 raises its default
 // from 5 to 10 (JDK 17), and C1 then inlines callees (DirectIntBufferU.get, the buffers' ix) it does not
-// inline in an app.
+// inline in an app. On HotSpot the wrapper reads the gap word with an inlined Unsafe load; adding
+// -Djankprobe.idle.bufferRead=true to those options measures the direct-buffer read (ART's path, two real
+// calls in tier 3) instead.
 #include <benchmark/benchmark.h>
 
 #include <string>
