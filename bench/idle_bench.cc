@@ -24,9 +24,9 @@
 // JAVA_TOOL_OPTIONS: JAVA_TOOL_OPTIONS="-XX:TieredStopAtLevel=3 -XX:C1InlineStackLimit=5" or =-Xint. The
 // second flag keeps C1's inlining as in the demo's tiered JVM: capping the tiers at 3 raises its default
 // from 5 to 10 (JDK 17), and C1 then inlines callees (DirectIntBufferU.get, the buffers' ix) it does not
-// inline in an app. On HotSpot the wrapper reads the gap word with an inlined Unsafe load; adding
-// -Djankprobe.idle.bufferRead=true to those options measures the direct-buffer read (ART's path, two real
-// calls in tier 3) instead.
+// inline in an app. idle_bench runs jankprobe-hotspot.jar, whose GapWord reads the gap word with an
+// inlined Unsafe load; idle_buffer_bench, the same benchmarks on the portable jankprobe.jar an app gets, whose
+// GapWord reads the direct buffer's view (ART's path, two real calls in tier 3).
 #include <benchmark/benchmark.h>
 
 #include <string>

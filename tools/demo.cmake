@@ -22,9 +22,10 @@ find_path(JP_DEMO_RAPIDJSON_DIR rapidjson/document.h)
 # The app's jar holds jankprobe's Java classes too, as an Android app's dex does (the build merges a
 # library's classes into the app's own dex): one classpath entry, one class loader, one archive opened and
 # indexed, instead of a second jar the JVM opens for the library alone. The classes still load through the
-# app's class loader, found by name from JNI_OnLoad as on a phone.
+# app's class loader, found by name from JNI_OnLoad as on a phone. They are jankprobe-hotspot.jar's
+# (java/CMakeLists.txt): the demo runs on HotSpot, so it takes the host's GapWord, as a HotSpot app would.
 file(GLOB jp_demo_app_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/demo/java/com/example/demo/*.java)
-file(GLOB_RECURSE jp_demo_jankprobe_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/java/src/*.java)
+get_property(jp_demo_jankprobe_sources GLOBAL PROPERTY JP_JANKPROBE_HOTSPOT_JAVA_SOURCES)
 add_jar(jp_demo_app SOURCES ${jp_demo_app_sources} ${jp_demo_jankprobe_sources} INCLUDE_JARS jp_android_standins
         OUTPUT_NAME demo-app-with-jankprobe OUTPUT_DIR ${CMAKE_BINARY_DIR}/tools)
 

@@ -151,16 +151,18 @@ jobject JNICALL NativeIdleWords(JNIEnv* env, jclass) {
   return buffer;
 }
 
-// The words' address for TimingIdleHandlerList's Unsafe read of the gap word on HotSpot (its static
-// initialiser; static storage, so the address stays valid for the life of the process). From here rather
+// The words' address for the host GapWord's Unsafe read of the gap word on HotSpot (java/hotspot: its static
+// initialiser; static storage, so the address stays valid for the life of the process). Declared in
+// TimingIdleHandlerList, as nativeUnsafe, so that both jars have the natives registered here; the portable
+// GapWord (java/src, what apps get) never calls either. From here rather
 // than from the buffer's internals by reflection: the same storage as nativeWords' buffer by construction.
 jlong JNICALL NativeIdleWordsAddress(JNIEnv*, jclass) {
   return static_cast<jlong>(reinterpret_cast<intptr_t>(&IdleSharedWords()));
 }
 
 // sun.misc.Unsafe.theUnsafe for the same read, or null with no exception pending (no such class or field:
-// the wrapper then keeps its buffer, no error). Called from TimingIdleHandlerList's static initialiser on
-// HotSpot only, so FindClass searches from its loader (the app's, which delegates to the platform's).
+// the wrapper then keeps its buffer, no error). Called from the host GapWord's static initialiser only (never
+// with the portable jar), so FindClass searches from its loader (the app's, which delegates to the platform's).
 // Through JNI, which checks no access, rather than by reflection in Java, which loads accessor classes.
 jobject JNICALL NativeIdleUnsafe(JNIEnv* env, jclass) {
   jclass unsafe = env->FindClass("sun/misc/Unsafe");

@@ -1,18 +1,22 @@
 # The real-JVM harness shared by the JNI monitors' tests (idle/, barrier/, later looper/ and the demo):
 # - jp_jvm_harness: a small library that starts OpenJDK with JNI_CreateJavaVM inside the test process;
-# - jp_test_app: the test "app" classes (tests/java/app), compiled against the stand-ins and jankprobe.jar;
+# - jp_test_app: the test "app" classes (tests/java/app), compiled against the stand-ins and jankprobe.jar
+#   (the portable jar, as an app is);
 # - stand-in variants derived from tests/java/android/os/MessageQueue.java: "renamed" (mMessages and
 #   mIdleHandlers under other names, as on a device whose fields differ) and "lockfree" (mMessages always
 #   null, Android 17's queue);
 # - jp_add_jvm_test(NAME SOURCES... STANDINS <jar target> [JANKPROBE_JAR <jar target>]): one test
-#   executable = one JVM; JANKPROBE_JAR replaces jankprobe.jar (a variant missing a class).
+#   executable = one JVM, which loads jankprobe-hotspot.jar (java/CMakeLists.txt: the host's HotSpot read of
+#   the gap word) unless JANKPROBE_JAR names another (jankprobe_java, the portable jar apps get; a variant
+#   missing a class);
+# - jp_add_jvm_bench(NAME SOURCE [JANKPROBE_JAR <jar target>]): the same for a Google Benchmark.
 # Every test fragment that uses it includes this file first (fragments load in path order).
 include_guard(GLOBAL)
 find_package(Java 17 COMPONENTS Development)
 if(Java_FOUND)
   include(UseJava)
 endif()
-if(NOT Java_FOUND OR NOT TARGET jankprobe_java OR NOT JAVA_JVM_LIBRARY)
+if(NOT Java_FOUND OR NOT TARGET jankprobe_java OR NOT TARGET jankprobe_hotspot_java OR NOT JAVA_JVM_LIBRARY)
   message(STATUS "jvm tests: no JDK (javac / libjvm) found, JVM tests are not built")
   function(jp_add_jvm_test)
   endfunction()
@@ -56,7 +60,7 @@ set(jp_jvm_test_env "ASAN_OPTIONS=handle_segv=0:allow_user_segv_handler=1:detect
 function(jp_add_jvm_test name)
   cmake_parse_arguments(ARG "" "STANDINS;JANKPROBE_JAR" "SOURCES" ${ARGN})
   if(NOT ARG_JANKPROBE_JAR)
-    set(ARG_JANKPROBE_JAR jankprobe_java)
+    set(ARG_JANKPROBE_JAR jankprobe_hotspot_java)
   endif()
   jp_add_gtest(${name} SOURCES ${ARG_SOURCES} LIBS jp_jvm_harness TIMEOUT 120 ENV "${jp_jvm_test_env}")
   target_include_directories(${name} SYSTEM PRIVATE ${RAPIDJSON_INCLUDE_DIR})
@@ -73,17 +77,21 @@ endfunction()
 # A Google Benchmark that runs the test app on a JVM in-process like a JVM test, but without -Xcheck:jni
 # (JNI at its real cost), output in ${CMAKE_BINARY_DIR}/bench.
 function(jp_add_jvm_bench name source)
+  cmake_parse_arguments(ARG "" "JANKPROBE_JAR" "" ${ARGN})
+  if(NOT ARG_JANKPROBE_JAR)
+    set(ARG_JANKPROBE_JAR jankprobe_hotspot_java)
+  endif()
   add_executable(${name} ${source})
   target_link_libraries(${name} PRIVATE jp_jvm_harness benchmark::benchmark Threads::Threads)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include)
   target_compile_definitions(${name} PRIVATE
       JP_JVM_CHECK_JNI=0
       JP_JVM_SYSTEM_CP="$<TARGET_PROPERTY:jp_android_standins,JAR_FILE>"
-      JP_JVM_JANKPROBE_JAR="$<TARGET_PROPERTY:jankprobe_java,JAR_FILE>"
+      JP_JVM_JANKPROBE_JAR="$<TARGET_PROPERTY:${ARG_JANKPROBE_JAR},JAR_FILE>"
       JP_JVM_APP_JAR="$<TARGET_PROPERTY:jp_test_app,JAR_FILE>"
       JP_LIBJANKPROBE="$<TARGET_FILE:jankprobe>"
       JP_JVM_LIBRARY_PATH="${CMAKE_BINARY_DIR}/tests/fixtures/libutils")
-  add_dependencies(${name} jp_android_standins jankprobe_java jp_test_app jankprobe)
+  add_dependencies(${name} jp_android_standins ${ARG_JANKPROBE_JAR} jp_test_app jankprobe)
   if(TARGET jp_libutils)  # the stand-in MessageQueue waits in it when it is there
     add_dependencies(${name} jp_libutils)
   endif()

@@ -54,19 +54,19 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
    * to clear.
    *
    * How the words are read and written. The gap word's read, once per call, is the one access on the
-   * common path: on HotSpot (the JVM the host tests and the demo run) it is sun.misc.Unsafe.getLong(address)
-   * at {@link #GAP_ADDRESS}, which C1 and C2 compile to one plain load (two @ForceInline levels down to the
-   * Unsafe intrinsic), where the direct buffer's get is two real calls in C1's profiling tier, the tier an
-   * app's wrapper stays in for its first minute or so (DirectLongBufferU.get is over C1's inline size, and
-   * its ix over the tiered JVM's C1InlineStackLimit). sun.misc.Unsafe is supported API there (module
-   * jdk.unsupported, exported; its theUnsafe taken through JNI). On ART it is hidden API (a non-SDK interface, logged or denied by
-   * targetSdk), and VarHandle exists only from Android 13 (API 33): there, and on any other VM or wherever
-   * Unsafe or the address is not available, the read goes through the direct buffer's view, the path that
-   * is correct everywhere (ART compiles the view's absolute get to a Memory.peek intrinsic anyway). The
-   * choice is made once, at class initialisation, into static finals ({@link #GAP_BY_ADDRESS}): both
-   * HotSpot compilers fold a static final of an initialised class, so the wrapper's test of it is no branch
-   * in compiled code. The rare puts (RUNNING_SINCE's, for a start that is not the pass's gap) stay on the
-   * buffer on every VM: one write path, off the common call, where Unsafe would save little.
+   * common path, and it lives in a class of its own, {@link GapWord}, because the best read differs by VM
+   * and the worse one must not reach an app's bytecode. The GapWord an app gets (java/src, jankprobe.jar)
+   * reads the direct buffer's view, correct everywhere (ART compiles its absolute get to a Memory.peek
+   * intrinsic; VarHandle exists only from Android 13, API 33). The host's HotSpot builds (the demo, the JVM
+   * tests: jankprobe-hotspot.jar) take java/hotspot's GapWord instead, sun.misc.Unsafe.getLong at the words'
+   * address, which C1's profiling tier (where an app's wrapper stays for its first minute or so) and C2
+   * compile to one plain load, where the view's get is two real calls in that tier. sun.misc.Unsafe is
+   * supported API on HotSpot but missing from android.jar (javac, R8 and D8 would stop at it) and hidden API
+   * on ART (the verifier's resolution of an invoke of it may be logged or denied): a branch here, even one
+   * never taken on ART, would put it in this class's bytecode, so no class in java/src names it. GapWord's
+   * read() is small enough for C1 to inline (its static finals fold), so the split costs no call. The rare
+   * puts (RUNNING_SINCE's, for a start that is not the pass's gap) stay on the buffer with every GapWord:
+   * one write path, off the common call, where Unsafe would save little.
    *
    * The store of running_since (for a gap start: the poll source's store of the gap word,
    * native code before MessageQueue.next() reached the handlers) and the read of covered form a Dekker pair
@@ -75,8 +75,8 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
    * around Unsafe accesses off the heap (the buffer's put is one: ScopedMemoryAccess down to Unsafe with a
    * null base), and a volatile read is an acquire no JIT hoists
    * above an earlier store with memory side effects (ART's Memory.poke intrinsics are such; its compiler
-   * treats a volatile load as reading and writing all memory). The gap word's read is a plain load on both
-   * paths (Unsafe.getLong(address) as the view's get): this side reads it before it publishes lastGap, in
+   * treats a volatile load as reading and writing all memory). The gap word's read is a plain load with either
+   * GapWord (Unsafe.getLong(address) as the view's get): this side reads it before it publishes lastGap, in
    * program order, as before. Where membarrier is not available the
    * native side never sets covered, and nativeArm runs the real fence. The clear at a folded call's end
    * needs no fence: the watchdog only takes a stack for a call it finds running past lag_ms, and such a
@@ -91,13 +91,15 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   static native int nativeEnd(long startedNs, long endedNs, int nameKey, String handlerClass, boolean keep,
                               boolean counted);
   private static native ByteBuffer nativeWords();
+  // For the host's GapWord (java/hotspot) only; declared here, in both jars, so that the native side
+  // registers one set of natives whichever GapWord the app holds (the portable one never calls them).
   // The address of the same words (&jni::IdleSharedWords(), static storage: it never moves or goes away).
-  private static native long nativeWordsAddress();
+  static native long nativeWordsAddress();
   // sun.misc.Unsafe.theUnsafe (null if there is none), read through JNI, which checks no access: the same
   // object as reflection's getDeclaredField + setAccessible + get, without the reflection classes those load
-  // into the app (field accessors, the Class's reflection data: six classes on JDK 17). Called on HotSpot
-  // only. Object, not sun.misc.Unsafe, in the signature: nothing for a VM to resolve where it is not called.
-  private static native Object nativeUnsafe();
+  // into the app (field accessors, the Class's reflection data: six classes on JDK 17). Object, not
+  // sun.misc.Unsafe, in the signature: this class is in the jar apps get, which names no sun.* type.
+  static native Object nativeUnsafe();
 
   /**
    * Calls shorter than this (ns) are folded into their class's figures. Set by the native monitor (JNI
@@ -126,8 +128,8 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   // 5) no view's get inlines: DirectLongBufferU.get is 36 bytecodes, over C1's 35, and the int view's
   // (34) uses too much stack; each calls its ix() out of line, so a read is two calls whichever the view
   // (ByteBuffer.getLong(int) four). An int view for the gap's low half alone saved nothing (session 9).
-  // Hence the gap word's read through Unsafe on HotSpot (GAP_BY_ADDRESS); the view keeps the puts there,
-  // and every access elsewhere.
+  // Hence the host's GapWord, which reads the gap word through Unsafe; the view keeps the puts, and the
+  // portable GapWord's read.
   static final LongBuffer RUNNING_SINCE;
   static final int RUNNING_SINCE_INDEX = 0;
   static final int GAP_START_INDEX = 2;
@@ -137,26 +139,20 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
   static final long CLEARED_AT_END = 1L;
   private static final int WORDS_BYTES = 24;
 
-  // How queueIdle reads the gap word (see the class comment). GAP_BY_ADDRESS: through UNSAFE at
-  // GAP_ADDRESS (HotSpot); false: through RUNNING_SINCE's view (UNSAFE null, GAP_ADDRESS 0). A boolean of its
-  // own, not a null test of UNSAFE: a static final primitive is what both HotSpot compilers fold for
-  // sure. GAP_READ says which and, for the buffer, why (the tests assert it: a HotSpot JVM that silently fell
-  // back to the buffer would fail them).
-  static final boolean GAP_BY_ADDRESS;
-  static final sun.misc.Unsafe UNSAFE;
-  static final long GAP_ADDRESS;
+  /**
+   * How queueIdle reads the gap word: GapWord.READ, "Unsafe.getLong(address)" with the host's GapWord on
+   * HotSpot, else "direct buffer: <why>" (the tests assert it: a host build that silently fell back to the
+   * buffer, or a portable jar that did not, fails them). Read here, in the static initialiser, so that
+   * GapWord is initialised with this class (off the main thread's first idle call).
+   */
   static final String GAP_READ;
-  /** GAP_READ's value on the Unsafe path. */
-  static final String GAP_READ_UNSAFE = "Unsafe.getLong(address)";
-  /** The system property that keeps the buffer path on any VM (tests; a VM where Unsafe misbehaves). */
-  static final String BUFFER_READ_PROPERTY = "jankprobe.idle.bufferRead";
 
   // The native side registers nativeWords before anything initialises this class (jni_refs.cc,
   // ResolveIdle: the class is loaded without initialising it, the natives registered, then its members
   // looked up). No private fallback: the watchdog reads the native words, so a wrapper writing others
   // would leave it a stale start after every folded call. Without the words the class fails to
-  // initialise (an Error, so that it propagates as is) and the idle monitor reports why. Without Unsafe
-  // or the address it takes the buffer path, with no error: that path is correct on every VM.
+  // initialise (an Error, so that it propagates as is) and the idle monitor reports why. The host's
+  // GapWord, without Unsafe or the address, takes the buffer path with no error: correct on every VM.
   static {
     final ByteBuffer words = nativeWords();
     if (words == null || words.capacity() < WORDS_BYTES) {
@@ -165,40 +161,7 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
     }
     words.order(ByteOrder.nativeOrder());
     RUNNING_SINCE = words.asLongBuffer();
-    final String[] why = {null};
-    final sun.misc.Unsafe unsafe = hotSpotUnsafe(why);
-    final long address = unsafe == null ? 0L : nativeWordsAddress();
-    if (unsafe != null && address == 0L) why[0] = "direct buffer: the native side gave no address";
-    GAP_BY_ADDRESS = unsafe != null && address != 0L;
-    UNSAFE = GAP_BY_ADDRESS ? unsafe : null;
-    GAP_ADDRESS = GAP_BY_ADDRESS ? address + 8L * GAP_START_INDEX : 0L;
-    GAP_READ = GAP_BY_ADDRESS ? GAP_READ_UNSAFE : why[0];
-  }
-
-  /**
-   * sun.misc.Unsafe where it is supported API and the wrapper gains by it: HotSpot (java.vm.name "OpenJDK
-   * ..." or "Java HotSpot(TM) ..."). Not on ART ("Dalvik", where it is hidden API) nor any other VM, not
-   * when BUFFER_READ_PROPERTY is "true": null, with the reason in why[0]. Every failure (no such class or
-   * field, a security manager's denial) is the buffer path, never an error.
-   */
-  private static sun.misc.Unsafe hotSpotUnsafe(String[] why) {
-    try {
-      if (Boolean.getBoolean(BUFFER_READ_PROPERTY)) {
-        why[0] = "direct buffer: " + BUFFER_READ_PROPERTY + "=true";
-        return null;
-      }
-      final String vm = String.valueOf(System.getProperty("java.vm.name"));
-      if (!vm.startsWith("OpenJDK") && !vm.contains("HotSpot")) {
-        why[0] = "direct buffer: not HotSpot (java.vm.name " + vm + ")";
-        return null;
-      }
-      final Object u = nativeUnsafe();
-      if (u instanceof sun.misc.Unsafe) return (sun.misc.Unsafe) u;
-      why[0] = "direct buffer: no sun.misc.Unsafe.theUnsafe from the native side";
-    } catch (Throwable t) {  // LinkageError (no sun.misc.Unsafe), SecurityException, ...
-      why[0] = "direct buffer: sun.misc.Unsafe: " + t;
-    }
-    return null;
+    GAP_READ = GapWord.READ;  // initialises GapWord, which reads RUNNING_SINCE: assigned above
   }
 
   /** Classes with figures; past this many, a class's calls all go through nativeEnd, which counts them. */
@@ -337,8 +300,9 @@ public final class TimingIdleHandlerList extends ArrayList<IdleHandler> {
      */
     @Override
     public boolean queueIdle() {
-      // One plain load on HotSpot (GAP_BY_ADDRESS folds: no branch in compiled code), the view's get elsewhere.
-      final long gap = GAP_BY_ADDRESS ? UNSAFE.getLong(GAP_ADDRESS) : RUNNING_SINCE.get(GAP_START_INDEX);
+      // One plain load with the host's GapWord on HotSpot (inlined, its choice folded), the view's get with
+      // the portable one.
+      final long gap = GapWord.read();
       // Written out, not helper methods, on the common path (a gap a pass may start at, not seen by the
       // previous call: its start, no shared word written): C1's profiling tier, where an app's wrapper stays
       // on HotSpot, inlines no method this size (nor any whose stack and locals pass C1InlineStackLimit, 5),
