@@ -121,29 +121,6 @@ class alignas(64) EventClock {
 #endif
   }
 
-  // For a thread that is awake anyway, off the hot paths (the watchdog at the poll source's checks and
-  // drains): NowNs(), after re-anchoring if the anchor is older than older_than_ns. Why: the anchor is
-  // extrapolated for kReanchorNs, and the first read after that re-anchors (Slow: a clock_gettime, a
-  // locked CAS, the anchor's line written). The demo's main thread reads the clock most often, so it took
-  // most of the ~20 re-anchors a second (EventClock::Slow, 3.8 us/s of it in situ); each one the watchdog
-  // takes when it is awake anyway is one the hot paths do not meet for the next kReanchorNs. Inline: no
-  // function of its own outside the ordered text (lib/startup_order.ld). The age is read without the
-  // seqlock: it only decides whether to re-anchor, Slow gets it right either way.
-  uint64_t NowNsRefreshingOlderThan(uint64_t older_than_ns) noexcept {
-#if JP_EVENT_CLOCK_HAS_COUNTER
-    const uint64_t limit = limit_ticks_.load(std::memory_order_relaxed);
-    const uint64_t age = ReadCounter() - base_counter_.load(std::memory_order_relaxed);
-    // limit ticks are reanchor_ns_: age / limit >= older_than / reanchor_ns_, without a division.
-    if (limit != 0 && static_cast<unsigned __int128>(age) * reanchor_ns_ >=
-                          static_cast<unsigned __int128>(older_than_ns) * limit) {
-      return Slow();
-    }
-#else
-    (void)older_than_ns;
-#endif
-    return NowNs();
-  }
-
   // For the watchdog's loop, once per wake, before it sleeps until next_wake_ns (CLOCK_MONOTONIC; UINT64_MAX:
   // no timeout) at now_ns. Returns when the thread should wake instead (<= next_wake_ns): the clock keeps an
   // anchor fresh for its readers while they use it, so that no hot-path reader meets a used-up one.

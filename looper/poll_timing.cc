@@ -194,11 +194,11 @@ uint64_t GapClockNs() { return hook::ProcessEventClock().NowNs(); }
 // copy's terms: EventClock::NowNsFrom). Inside the mark only: StartPollSource empties the copy while the
 // source is off, so that a recalibrated clock (a test's options) is copied afresh.
 inline uint64_t MainGapClockNs() { return hook::ProcessEventClock().NowNsFrom(&jni::g_main_gap.poll_clock); }
-// The same clock where the watchdog reads it anyway (its checks, the periodic drain): it also re-anchors
-// the clock when the anchor is past half its span, so that the main thread, which reads it most often,
-// more often finds a fresh one at its first read after a wait (EventClock::NowNsRefreshingOlderThan).
+// The same clock where the watchdog reads it (its checks). The anchor's refresh is the watchdog loop's
+// alone (EventClock::RefreshBeforeSleep keeps an anchor in use fresh): a re-anchor here, past half the
+// span, only replaced younger anchors early, one more copy refill on the main thread for each.
 inline uint64_t WatchdogGapClockNs() {
-  return hook::ProcessEventClock().NowNsRefreshingOlderThan(hook::EventClock::kReanchorNs / 2);
+  return hook::ProcessEventClock().NowNs();
 }
 
 void OnPollSample(const hook::DeadlineFired& fired, void*);
@@ -880,7 +880,6 @@ void StopPollSource() {
 void DrainPollSource() {
   Inside guard;  // DeactivateTiming waits for it: the context stays valid for the reports below
   if (!guard.active() || !PollActive()) return;
-  WatchdogGapClockNs();  // the clock's re-anchor, if due soon, here rather than on the main thread
   DrainPollGaps();
   ReportFinished();  // what this drain (or a report's or a status read's since the last one) queued
   // The race ContinueChecks and StartGap can both lose (no fence on the main thread): a gap running with

@@ -233,44 +233,6 @@ TEST(EventClock, AWrongRateIsCaughtAtTheNextReanchorAndFallsBack) {
 // The process clock both monitors read: calibrated by the first CalibrateProcessEventClock, not again by
 // later ones (a second monitor start must not reset an anchor the first one's hot path is using); only a
 // change of the test options asks for a new calibration.
-// The watchdog's refresh: an anchor younger than asked is left alone, an older one is replaced (a
-// re-anchor, within the bound), and the hot path's reads after it then extrapolate the new anchor.
-TEST(EventClock, ARefreshReanchorsOnlyAnAnchorOlderThanAsked) {
-  EventClock::Options o;
-  o.reanchor_ns = 400 * kNsPerMs;  // no read below reaches the end of an anchor: only refreshes re-anchor
-  constexpr uint64_t kOlderThan = 100 * kNsPerMs;
-  EventClock clock;
-  const uint64_t init_start = MonotonicNs();
-  if (!clock.Init(o)) GTEST_SKIP() << "no validated counter here: " << clock.why();
-  const uint64_t r0 = clock.stats().reanchors;
-  uint64_t t = clock.NowNsRefreshingOlderThan(kOlderThan);
-  const uint64_t young_end = MonotonicNs();
-  EXPECT_LE(t, young_end + kBound);
-  // The anchor was taken inside Init: younger than young_end - init_start at the call.
-  if (young_end - init_start < kOlderThan) {
-    EXPECT_EQ(clock.stats().reanchors, r0) << "an anchor younger than asked was replaced";
-  }
-  // Older than asked: the refresh re-anchors (a pair taken while the thread was interrupted is refused,
-  // and the next call tries again: a few calls at most).
-  SleepNs(kOlderThan + 20 * kNsPerMs);
-  const uint64_t r1 = clock.stats().reanchors;
-  uint64_t before = 0;  // the last call's start: the new anchor is younger than any time since it
-  for (int i = 0; i < 100 && clock.stats().reanchors == r1; ++i) {
-    before = MonotonicNs();
-    t = clock.NowNsRefreshingOlderThan(kOlderThan);
-    const uint64_t after = MonotonicNs();
-    EXPECT_GE(t + kBound, before);
-    EXPECT_LE(t, after + kBound);
-  }
-  ASSERT_EQ(clock.stats().reanchors, r1 + 1);
-  // Fresh again: a refresh right after leaves it, unless the host held this thread for kOlderThan since.
-  clock.NowNsRefreshingOlderThan(kOlderThan);
-  if (MonotonicNs() - before < kOlderThan) {
-    EXPECT_EQ(clock.stats().reanchors, r1 + 1) << "a fresh anchor was replaced";
-  }
-  EXPECT_GT(CheckBound(&clock, 50 * kNsPerMs, 7), 0);
-}
-
 // The watchdog's refresh before it sleeps (RefreshBeforeSleep). The anchor's end is bracketed by
 // clock_gettime around the call that made it (Init, or the refresh itself), so each expectation on a time is
 // asserted with that bracket plus the bound; re-anchors are exact counts.
