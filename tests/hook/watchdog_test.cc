@@ -363,6 +363,20 @@ class CopyReader {
   std::thread thread_;
 };
 
+// The refreshes since s0 over `elapsed` ns of a reader copying anchors of `span` ns: about one per anchor
+// after the first (none twice), and at most two anchors run out on the reader (the calibration's anchor
+// before the reader's first copy, and one more when a busy host wakes the watchdog later than the lead).
+// Returns the refreshes.
+uint64_t ExpectAboutOneRefreshPerAnchor(const EventClock::Stats& s0, uint64_t elapsed, uint64_t span) {
+  const EventClock::Stats s1 = ProcessEventClock().stats();
+  const uint64_t refreshes = s1.refreshes - s0.refreshes;
+  const uint64_t met = (s1.reanchors - s0.reanchors) - refreshes;  // taken by the reader
+  EXPECT_LE(met, 2u) << "refreshes " << refreshes << " over " << elapsed << " ns";
+  EXPECT_GE(refreshes + met + 2, elapsed / span) << "elapsed " << elapsed << " ns";
+  EXPECT_LE(refreshes, elapsed / (span / 2) + 1) << "elapsed " << elapsed << " ns";
+  return refreshes;
+}
+
 TEST(Watchdog, KeepsAnEventClockAnchorInUseFreshAcrossSleepsLongerThanItLasts) {
   const uint64_t span = 40 * kNsPerMs;
   ProcessClockForTest clock(span);
@@ -381,17 +395,9 @@ TEST(Watchdog, KeepsAnEventClockAnchorInUseFreshAcrossSleepsLongerThanItLasts) {
     elapsed = MonotonicNs() - start;
   }
   w.Stop();
-  const EventClock::Stats s1 = ProcessEventClock().stats();
-  const uint64_t refreshes = s1.refreshes - s0.refreshes;
-  const uint64_t met = (s1.reanchors - s0.reanchors) - refreshes;  // taken by the reader
   const uint64_t wakes = w.stats().loop_iterations - i0;
-  // The calibration's anchor may run out before the reader first copies it (one), and a wake later than
-  // the lead (span / 10: 4 ms) on a busy host lets one more run out; never one per anchor.
-  EXPECT_LE(met, 2u) << "refreshes " << refreshes << " over " << elapsed << " ns";
-  // About one refresh per span less the lead: every anchor after the first, none twice.
-  const uint64_t anchors = elapsed / span;
-  EXPECT_GE(refreshes + met + 2, anchors) << "elapsed " << elapsed << " ns";
-  EXPECT_LE(refreshes, elapsed / (span / 2) + 1) << "elapsed " << elapsed << " ns";
+  // The lead here is span / 10 (4 ms).
+  const uint64_t refreshes = ExpectAboutOneRefreshPerAnchor(s0, elapsed, span);
   // A periodic run every 100 ms, plus a wake of its own per refresh at most (the AddPeriodic's rescan too).
   EXPECT_LE(wakes, static_cast<uint64_t>(runs.value()) + refreshes + 3) << "refreshes " << refreshes;
 }
@@ -419,14 +425,9 @@ TEST(Watchdog, TakesTheEventClockReanchorAtItsOwnWakesNearTheAnchorsEnd) {
   }
   const uint64_t wakes = w.stats().loop_iterations - i0;
   w.Stop();
-  const EventClock::Stats s1 = ProcessEventClock().stats();
-  const uint64_t refreshes = s1.refreshes - s0.refreshes;
-  const uint64_t met = (s1.reanchors - s0.reanchors) - refreshes;
-  EXPECT_LE(met, 2u) << "refreshes " << refreshes;
   // Once per anchor: a wake 5 ms from the next one re-anchors only an anchor with less than that left, not
   // at every wake of the window (span / 2).
-  EXPECT_GE(refreshes + met + 2, elapsed / span) << "elapsed " << elapsed << " ns";
-  EXPECT_LE(refreshes, elapsed / (span / 2) + 1) << "elapsed " << elapsed << " ns";
+  const uint64_t refreshes = ExpectAboutOneRefreshPerAnchor(s0, elapsed, span);
   // The runs' wakes only (the add's and the remove's rescans): a wake of its own would be one per refresh.
   EXPECT_LE(wakes, static_cast<uint64_t>(run_count) + 3) << "refreshes " << refreshes;
 }
