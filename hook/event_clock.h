@@ -201,14 +201,29 @@ class alignas(64) EventClock {
   // exposure by at most one span. Reading a copy never writes the process clock's line.
   uint64_t NowNsFrom(Anchor* copy) noexcept {
 #if JP_EVENT_CLOCK_HAS_COUNTER
-    const uint64_t d = ReadCounter() - copy->counter;
-    if (d < copy->limit) {
-      return copy->ns + static_cast<uint64_t>((static_cast<unsigned __int128>(d) * copy->mult) >> kShift);
-    }
+    uint64_t now;
+    if (ReadCopy(*copy, &now)) return now;
     return CopyAnchor(NowNs(), copy);  // NowNs first: it re-anchors if the process anchor is used up
 #else
     (void)copy;
     return MonotonicNs();
+#endif
+  }
+  // NowNsFrom's usual path alone: true with *now while the copy holds (the counter less than its limit past
+  // the copy's), false with nothing read but the counter once it does not (or without a counter: arm32,
+  // i686). For a caller that wants the refill (NowNsFrom) as a rare exit of its own (the input proxies:
+  // InputTracker::EventNowNs), so that the refill's code and the clock's address it keeps across Slow's
+  // call stay off its usual path. Static: the copy and the counter are all it reads.
+  __attribute__((always_inline)) static bool ReadCopy(const Anchor& copy, uint64_t* now) noexcept {
+#if JP_EVENT_CLOCK_HAS_COUNTER
+    const uint64_t d = ReadCounter() - copy.counter;
+    if (d >= copy.limit) return false;
+    *now = copy.ns + static_cast<uint64_t>((static_cast<unsigned __int128>(d) * copy.mult) >> kShift);
+    return true;
+#else
+    (void)copy;
+    (void)now;
+    return false;
 #endif
   }
 

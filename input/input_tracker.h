@@ -137,40 +137,19 @@ class InputTracker {
   // main thread and this gate's owner need not be one thread (a copy has one writer). The owner test is
   // the entries' own (one load of the owner line, asked for too). Inline: no function of its own outside
   // the ordered text (lib/startup_order.ld); the refill is a cold branch of the proxies.
-  // The copy's usual read (OwnerCopyNow) is tested here and the rest, the refill (NowNsFrom: the process
-  // clock's read, maybe its re-anchor, and the copy) and another thread's read (NowNs), are rare exits:
-  // GCC moves them into the proxy's cold part (input/hot_path.h). Inline in the proxies' usual path, the
-  // refill's code lay between its instructions, and the clock's address it keeps across Slow()'s call took
-  // a saved register: one push and pop more, and the stack realigned (ProxySendtoChk's usual path ran 199
-  // bytes, 4 code lines, at db4fcc4). NowNsFrom gives the value OwnerCopyNow would have for a fresh copy.
+  // The copy's usual read (EventClock::ReadCopy) is tested here and the rest, the refill (NowNsFrom: the
+  // process clock's read, maybe its re-anchor, and the copy) and another thread's read (NowNs), are rare
+  // exits: GCC moves them into the proxy's cold part (input/hot_path.h). Inline in the proxies' usual path,
+  // the refill's code lay between its instructions, and the clock's address it keeps across Slow()'s call
+  // took a saved register: one push and pop more, and the stack realigned (ProxySendtoChk's usual path ran
+  // 199 bytes, 4 code lines, at db4fcc4).
   __attribute__((always_inline)) uint64_t EventNowNs() noexcept {
     if (__builtin_expect(IsOwnerThread(), 1)) {
       uint64_t now;
-      if (__builtin_expect(OwnerCopyNow(&now), 1)) return now;
+      if (__builtin_expect(hook::EventClock::ReadCopy(owner_clock_, &now), 1)) return now;
       JP_INPUT_RARE_EXIT return hook::ProcessEventClock().NowNsFrom(&owner_clock_);
     }
     JP_INPUT_RARE_EXIT return hook::ProcessEventClock().NowNs();
-  }
-  // The owner's copy read as EventClock::NowNsFrom reads it while the copy holds (d below its limit, the
-  // counter not behind it): false, and nothing read, once it does not. The same counter and the same
-  // scaling as NowNsFrom (hook/event_clock.h: Anchor::mult is ns per tick << 32); without a counter
-  // (arm32, i686) always false, and NowNsFrom is clock_gettime there.
-  __attribute__((always_inline)) bool OwnerCopyNow(uint64_t* now) noexcept {
-#if JP_EVENT_CLOCK_HAS_COUNTER
-#if defined(__x86_64__)
-    const uint64_t c = __rdtsc();
-#else
-    uint64_t c;
-    __asm__ __volatile__("isb\n\tmrs %0, cntvct_el0" : "=r"(c)::"memory");
-#endif
-    const uint64_t d = c - owner_clock_.counter;
-    if (d >= owner_clock_.limit) return false;
-    *now = owner_clock_.ns + static_cast<uint64_t>((static_cast<unsigned __int128>(d) * owner_clock_.mult) >> 32);
-    return true;
-#else
-    (void)now;
-    return false;
-#endif
   }
   // Tests: the owner's copy as it is now (read it on the owner thread, or once the owner is quiet).
   hook::EventClock::Anchor OwnerClockForTest() const noexcept { return owner_clock_; }

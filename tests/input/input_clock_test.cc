@@ -120,11 +120,11 @@ TEST(InputClock, OwnerStampsComeFromItsCopyWithinTheBoundAndTheCopyIsRefilledAft
   h.Stop();
 }
 
-// The owner's usual read (InputTracker::OwnerCopyNow, inline in the proxies) repeats the event clock's
-// extrapolation from a copy (EventClock::NowNsFrom) so that the refill can be a rare exit: its value must be
-// NowNsFrom's from the same anchor to the nanosecond, i.e. between two NowNsFrom reads of that anchor taken
-// around it (the counter only moves forward on one thread). A wrong scale, shift or base fails by far more
-// than the few nanoseconds between the reads.
+// The owner's usual read (InputTracker::EventNowNs, inline in the proxies) takes the event clock's
+// extrapolation from a copy (EventClock::ReadCopy) apart from its refill, so that the refill can be a rare
+// exit: its value must be NowNsFrom's from the same anchor to the nanosecond, i.e. between two NowNsFrom
+// reads of that anchor taken around it (the counter only moves forward on one thread). A wrong scale, shift
+// or base fails by far more than the few nanoseconds between the reads.
 TEST(InputClock, TheOwnersUsualReadIsTheClocksOwnExtrapolationOfItsCopy) {
   Harness h;
   ASSERT_EQ(h.Start(1000, 5000, 33), JANKPROBE_OK) << jankprobe_last_error();
