@@ -194,12 +194,6 @@ uint64_t GapClockNs() { return hook::ProcessEventClock().NowNs(); }
 // copy's terms: EventClock::NowNsFrom). Inside the mark only: StartPollSource empties the copy while the
 // source is off, so that a recalibrated clock (a test's options) is copied afresh.
 inline uint64_t MainGapClockNs() { return hook::ProcessEventClock().NowNsFrom(&jni::g_main_gap.poll_clock); }
-// The same clock where the watchdog reads it (its checks). The anchor's refresh is the watchdog loop's
-// alone (EventClock::RefreshBeforeSleep keeps an anchor in use fresh): a re-anchor here, past half the
-// span, only replaced younger anchors early, one more copy refill on the main thread for each.
-inline uint64_t WatchdogGapClockNs() {
-  return hook::ProcessEventClock().NowNs();
-}
 
 void OnPollSample(const hook::DeadlineFired& fired, void*);
 void OnPollCheck(const hook::DeadlineFired& fired, void*);
@@ -562,7 +556,7 @@ void ContinueChecks(const hook::PluginContext* ctx) {
   for (;;) {
     // The clock first: a gap that starts after the word below was read as 0 starts after `now`, so the
     // check armed at now + sample_after_ms is at or before its start + sample_after_ms.
-    const uint64_t now = WatchdogGapClockNs();
+    const uint64_t now = GapClockNs();
     const uint64_t start = PollRunning().load(std::memory_order_seq_cst);
     const uint64_t after = g.sample_after_ns.load(std::memory_order_relaxed);
     const uint64_t ended = PollGapsEnded();
