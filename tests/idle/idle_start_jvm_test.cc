@@ -32,20 +32,9 @@ const AppLaunch& Launch() { return LaunchApp(kConfig); }
 
 // TimingIdleHandlerList.GAP_READ (how the wrapper reads the gap word), or "error: <why>".
 std::string GapRead() {
-  JvmHarness* jvm = Jvm();
-  JNIEnv* env = jvm->Env();
-  std::string why;
-  jclass c = jvm->AppClass("com.jankprobe.TimingIdleHandlerList", &why);
-  if (!c) return "error: " + why;
-  jfieldID f = env->GetStaticFieldID(c, "GAP_READ", "Ljava/lang/String;");
-  if (!f) return "error: GAP_READ: " + jvm->TakeException();
-  auto text = static_cast<jstring>(env->GetStaticObjectField(c, f));
-  if (!text) return "error: GAP_READ is null";
-  const char* chars = env->GetStringUTFChars(text, nullptr);
-  std::string out = chars ? chars : "error: GetStringUTFChars";
-  if (chars) env->ReleaseStringUTFChars(text, chars);
-  env->DeleteLocalRef(text);
-  return out;
+  const JavaResult r = Jvm()->StaticString("com.jankprobe.TimingIdleHandlerList", "GAP_READ");
+  if (r.value.l) Jvm()->Env()->DeleteLocalRef(r.value.l);
+  return r.ok ? r.text : "error: " + r.why;
 }
 
 TEST(IdleStartJvmTest, TheGapWordIsReadTheWayThisJarsGapWordDoes) {

@@ -12,6 +12,14 @@ std::string g_failure;
 
 }  // namespace
 
+// A Java string's text ("" when the VM cannot give it).
+static std::string Utf(JNIEnv* env, jstring s) {
+  const char* chars = env->GetStringUTFChars(s, nullptr);
+  std::string text = chars ? chars : "";
+  if (chars) env->ReleaseStringUTFChars(s, chars);
+  return text;
+}
+
 std::string JoinClasspath(const std::vector<std::string>& parts) {
   std::string out;
   for (const std::string& p : parts) {
@@ -117,11 +125,7 @@ std::string JvmHarness::TakeException() {
   jmethodID to_string = env->GetMethodID(throwable, "toString", "()Ljava/lang/String;");
   auto s = static_cast<jstring>(env->CallObjectMethod(t, to_string));
   std::string text = "exception";
-  if (!env->ExceptionCheck() && s) {
-    const char* chars = env->GetStringUTFChars(s, nullptr);
-    text = chars;
-    env->ReleaseStringUTFChars(s, chars);
-  }
+  if (!env->ExceptionCheck() && s) text = Utf(env, s);
   env->ExceptionClear();
   env->DeleteLocalRef(s);
   env->DeleteLocalRef(throwable);
@@ -181,11 +185,26 @@ JavaResult JvmHarness::CallStatic(const std::string& class_name, const char* met
   r.why = TakeException();
   r.ok = r.why.empty();
   if (r.ok && (ret == 'L') && r.value.l && s.find(")Ljava/lang/String;") != std::string::npos) {
-    auto str = static_cast<jstring>(r.value.l);
-    const char* chars = env->GetStringUTFChars(str, nullptr);
-    r.text = chars ? chars : "";
-    if (chars) env->ReleaseStringUTFChars(str, chars);
+    r.text = Utf(env, static_cast<jstring>(r.value.l));
   }
+  return r;
+}
+
+JavaResult JvmHarness::StaticString(const std::string& class_name, const char* field) {
+  JavaResult r;
+  jclass cls = AppClass(class_name, &r.why);
+  if (!cls) return r;
+  JNIEnv* env = Env();
+  jfieldID id = env->GetStaticFieldID(cls, field, "Ljava/lang/String;");
+  if (!id) {
+    r.why = class_name + "." + field + ": " + TakeException();
+    return r;
+  }
+  auto str = static_cast<jstring>(env->GetStaticObjectField(cls, id));
+  r.ok = str != nullptr;
+  if (!r.ok) r.why = class_name + "." + field + " is null";
+  r.value.l = str;
+  if (str) r.text = Utf(env, str);
   return r;
 }
 

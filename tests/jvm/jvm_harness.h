@@ -48,6 +48,10 @@ class JvmHarness {
   JavaResult CallStatic(const std::string& class_name, const char* method, const char* sig,
                         const std::vector<jvalue>& args = {});
 
+  // A static String field of an app class: `text` (and the local ref in value.l) when set; `ok` false with
+  // `why` when the lookup failed or the field is null.
+  JavaResult StaticString(const std::string& class_name, const char* field);
+
   // A local Java string for arguments (callers run inside a local frame or accept the small leak).
   jstring NewString(const std::string& s);
 
