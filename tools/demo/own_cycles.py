@@ -16,14 +16,21 @@ instructions cover those.
 Needs perf (linux-perf) with access to the thread's counters (perf_event_paranoid <= 2 for one's own
 processes) and jcmd (the JDK) for the JIT map.
 
+Hosts without a PMU (a VM whose kernel says "PMU not available due to virtualization": perf stat prints
+cycles as <not supported>) get the software clock instead: perf record -e cpu-clock, one sample every PERIOD ns
+of the thread's CPU time (the kernel's floor is 10 us; the timer's remainder carries across the thread's
+sleeps, so short wakes are sampled in proportion to their time). A sample is then PERIOD ns, no calibration;
+kernel-mode samples are left out as cycles:u leaves them out. Fewer samples per second than cycles:u: use a
+longer --seconds for the same resolution (at 10 us, 1 us/s of ours over 120 s is ~12 samples).
+
 A blind spot: the JIT map names compiled methods only, so Java of ours that C2 inlined into a caller
 (Timed.queueIdle into MessageQueue.next(), which happens in some runs and not in others) is charged to that
 caller and missing from "ours". --no-inline-ours keeps HotSpot from inlining com.jankprobe methods
 (CompileCommand dontinline), so their samples stay theirs: comparable across runs, at the cost of a real
 call per wrapper call (an upper bound for our Java, where the default is a lower bound in such runs).
 
-Usage: own_cycles.py BUILD_DIR [--config bench-all.json] [--seconds 30] [--warmup 5] [--period 5000]
-                     [--keep DIR] [--no-inline-ours]
+Usage: own_cycles.py BUILD_DIR [--config bench-all.json] [--seconds 30] [--warmup 5] [--period N]
+                     [--event auto|cycles|cpu-clock] [--keep DIR] [--no-inline-ours]
 """
 import argparse
 import collections
@@ -47,6 +54,12 @@ def category(sym, dso):
     if JDK_FOR_US.search(sym):
         return "jdk direct buffers (our Java's)"
     return None
+
+
+def have_cycles():
+    """Whether this host counts user-mode cycles (no PMU in a VM: perf stat says <not supported>)."""
+    r = subprocess.run(["perf", "stat", "-x", ",", "-e", "cycles:u", "true"], capture_output=True, text=True)
+    return r.returncode == 0 and not any(l.startswith("<not") for l in r.stderr.splitlines())
 
 
 def core_ghz():
@@ -82,7 +95,9 @@ def main():
     ap.add_argument("--config", default="bench-all.json")
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--warmup", type=float, default=5)
-    ap.add_argument("--period", type=int, default=5000)
+    ap.add_argument("--period", type=int, help="cycles (default 5000) or ns of CPU time (cpu-clock: 10000)")
+    ap.add_argument("--event", choices=["auto", "cycles", "cpu-clock"], default="auto",
+                    help="cycles:u where the host counts cycles, else the software cpu-clock (auto)")
     ap.add_argument("--keep", help="keep perf.data and the main thread's samples in this directory")
     ap.add_argument("--no-inline-ours", action="store_true",
                     help="keep HotSpot from inlining com.jankprobe methods into their callers (see above)")
@@ -90,11 +105,15 @@ def main():
     demo = os.path.join(a.build_dir, "tools", "jankprobe-demo")
     if not os.access(demo, os.X_OK) or not shutil.which("perf") or not shutil.which("jcmd"):
         raise SystemExit("own_cycles: needs %s, perf and jcmd" % demo)
-    ghz = core_ghz()
+    clock = a.event == "cpu-clock" or (a.event == "auto" and not have_cycles())
+    if clock:
+        event, period, ghz = "cpu-clock", a.period or 10000, 1.0  # a sample is `period` ns: 1 "cycle" per ns
+    else:
+        event, period, ghz = "cycles:u", a.period or 5000, core_ghz()
     work = a.keep or tempfile.mkdtemp(prefix="own_cycles.")
     os.makedirs(work, exist_ok=True)
     data = os.path.join(work, "perf.data")
-    cmd = ["perf", "record", "-q", "-e", "cycles:u", "-c", str(a.period), "-o", data, "--", demo, "--bench",
+    cmd = ["perf", "record", "-q", "-e", event, "-c", str(period), "-o", data, "--", demo, "--bench",
            str(a.seconds), "--warmup", str(a.warmup), "--jankprobe", "on", "--config", a.config]
     env = dict(os.environ)
     if a.no_inline_ours:
@@ -116,7 +135,7 @@ def main():
     rows = []
     for line in script.splitlines():
         m = re.match(r"\s*main\s+(\d+)\s+([\d.]+):\s+[0-9a-f]+\s+(.*)\s+\((.*)\)\s*$", line)
-        if m:
+        if m and not m.group(4).startswith("[kernel"):  # user mode only, as cycles:u counts
             rows.append((float(m.group(2)), m.group(3).strip(), os.path.basename(m.group(4))))
     if not rows:
         raise SystemExit("own_cycles: no samples of the app's main thread")
@@ -125,7 +144,7 @@ def main():
     t1 = rows[0][0] + a.warmup + a.seconds - 1
     window = [r for r in rows if t0 <= r[0] <= t1]
     span = t1 - t0
-    per_s = a.period / span  # cycles per second for one sample
+    per_s = period / span  # cycles per second for one sample
     cats = collections.Counter()
     syms = collections.Counter()
     for _, sym, dso in window:
@@ -136,8 +155,12 @@ def main():
     total = len(window)
     ours = sum(cats.values())
     us = lambda n: n * per_s / (ghz * 1e3)  # noqa: E731
-    print("own_cycles: %s, %s, %.0f s measured, %d cycles/sample, core %.2f GHz (busy loop)" %
-          (demo, a.config, span, a.period, ghz))
+    if clock:
+        print("own_cycles: %s, %s, %.0f s measured, cpu-clock: %d ns of CPU time/sample (no cycle counter here)" %
+              (demo, a.config, span, period))
+    else:
+        print("own_cycles: %s, %s, %.0f s measured, %d cycles/sample, core %.2f GHz (busy loop)" %
+              (demo, a.config, span, period, ghz))
     print("  main thread, user mode: %7.1f us/s (%d samples)" % (us(total), total))
     for c, n in cats.most_common():
         print("  %-34s %7.1f us/s (%d samples)" % (c, us(n), n))
