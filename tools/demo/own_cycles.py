@@ -18,10 +18,13 @@ processes) and jcmd (the JDK) for the JIT map.
 
 Hosts without a PMU (a VM whose kernel says "PMU not available due to virtualization": perf stat prints
 cycles as <not supported>) get the software clock instead: perf record -e cpu-clock, one sample every PERIOD ns
-of the thread's CPU time (the kernel's floor is 10 us; the timer's remainder carries across the thread's
-sleeps, so short wakes are sampled in proportion to their time). A sample is then PERIOD ns, no calibration;
-kernel-mode samples are left out as cycles:u leaves them out. Fewer samples per second than cycles:u: use a
-longer --seconds for the same resolution (at 10 us, 1 us/s of ours over 120 s is ~12 samples).
+of the thread's CPU time (default 100 us; the timer's remainder carries across the thread's sleeps, so
+short wakes are sampled in proportion to their time). A sample is then PERIOD ns, no calibration; kernel-mode
+samples are left out as cycles:u leaves them out. Each sample is a timer interrupt, which a guest pays for:
+on a KVM guest (session 11) the main thread's user time read 7.1 ms/s at 100 us, 9.0 at 50 us and 176 at
+10 us (the kernel's floor), where it is ~8-10 ms/s unsampled: keep the period at 50 us or more, and compare
+runs at one period. Fewer samples than cycles:u: use a longer --seconds (1 us/s of ours over 120 s at
+100 us is ~1 sample, so figures under ~20 us/s are noise there; the share of the main thread's time holds).
 
 A blind spot: the JIT map names compiled methods only, so Java of ours that C2 inlined into a caller
 (Timed.queueIdle into MessageQueue.next(), which happens in some runs and not in others) is charged to that
@@ -89,13 +92,28 @@ def find_child(parent_pid, name, timeout_s=20):
     return None
 
 
+def main_schedstat(pid):
+    """(ns on CPU, times scheduled in) of the process's thread named main, or None."""
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                if f.read().strip() != "main":
+                    continue
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                ns, _, runs = f.read().split()[:3]
+                return int(ns), int(runs)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("build_dir")
     ap.add_argument("--config", default="bench-all.json")
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--warmup", type=float, default=5)
-    ap.add_argument("--period", type=int, help="cycles (default 5000) or ns of CPU time (cpu-clock: 10000)")
+    ap.add_argument("--period", type=int, help="cycles (default 5000) or ns of CPU time (cpu-clock: 100000)")
     ap.add_argument("--event", choices=["auto", "cycles", "cpu-clock"], default="auto",
                     help="cycles:u where the host counts cycles, else the software cpu-clock (auto)")
     ap.add_argument("--keep", help="keep perf.data and the main thread's samples in this directory")
@@ -107,7 +125,7 @@ def main():
         raise SystemExit("own_cycles: needs %s, perf and jcmd" % demo)
     clock = a.event == "cpu-clock" or (a.event == "auto" and not have_cycles())
     if clock:
-        event, period, ghz = "cpu-clock", a.period or 10000, 1.0  # a sample is `period` ns: 1 "cycle" per ns
+        event, period, ghz = "cpu-clock", a.period or 100000, 1.0  # a sample is `period` ns: 1 "cycle" per ns
     else:
         event, period, ghz = "cycles:u", a.period or 5000, core_ghz()
     work = a.keep or tempfile.mkdtemp(prefix="own_cycles.")
@@ -124,8 +142,16 @@ def main():
     if child is None:
         perf.kill()
         raise SystemExit("own_cycles: the demo did not start")
+    # The main thread's own CPU clock and context switches over (about) the measured window, unsampled: the
+    # total the samples' share applies to, and the wake count that turns us/s into ns per wake (the cost of
+    # a wake is what moves between hosts: after a sleep every line we touch may come from memory).
+    started = time.time()
+    time.sleep(max(0.5, a.warmup + 1))
+    before = main_schedstat(child)
+    time.sleep(max(0.5, a.seconds - 3))
+    after = main_schedstat(child)
+    measured = time.time() - started - max(0.5, a.warmup + 1)
     # The JIT map while the app still runs (its compiled methods then are the ones the samples hit).
-    time.sleep(max(1.0, a.warmup + a.seconds - 2))
     subprocess.run(["jcmd", str(child), "Compiler.perfmap"], capture_output=True)
     out, _ = perf.communicate()
     if perf.returncode != 0:
@@ -162,9 +188,16 @@ def main():
         print("own_cycles: %s, %s, %.0f s measured, %d cycles/sample, core %.2f GHz (busy loop)" %
               (demo, a.config, span, period, ghz))
     print("  main thread, user mode: %7.1f us/s (%d samples)" % (us(total), total))
+    wakes = None
+    if before and after and measured > 0:
+        wakes = (after[1] - before[1]) / measured
+        print("  main thread, unsampled:  %7.1f us/s on CPU (user + kernel, schedstat), %.0f wakes/s" %
+              ((after[0] - before[0]) / measured / 1e3, wakes))
     for c, n in cats.most_common():
         print("  %-34s %7.1f us/s (%d samples)" % (c, us(n), n))
     print("  %-34s %7.1f us/s (%.1f %% of the main thread's user time)" % ("ours", us(ours), 100.0 * ours / total))
+    if wakes:
+        print("  %-34s %7.0f ns per wake of the main thread" % ("ours", us(ours) * 1e3 / wakes))
     wrapper = sum(n for sym, n in syms.items() if "TimingIdleHandlerList$Timed.queueIdle" in sym)
     if not a.no_inline_ours and wrapper * 20 < ours:
         print("  note: the idle wrapper has %d samples (of %d ours): if C2 inlined it into MessageQueue.next() its "
