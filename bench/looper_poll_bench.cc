@@ -12,13 +12,14 @@
 //   returns at once with the eventfd ready and drains it): the main thread's path at the end of every idle
 //   period (~120/s in the demo), where the gap ends before the call and the next starts after it, through
 //   the proxies' out-of-line half. Its difference per wait is what each idle period adds.
-// - ColdWake/unhooked, ColdWake/main_thread: waits that block 4 ms each with nothing to read, one at a
-//   time, and per wait the thread's own CPU time (CLOCK_THREAD_CPUTIME_ID, the kernel's account: user and
-//   kernel, cache and TLB misses included) from just before the call to just after it. After a sleep the
-//   thread comes back cold (on a KVM guest here every line first touched cost ~140 ns and a new 2 MB
+// - ColdWake: waits that block 4 ms each with nothing to read, unhooked and on the main thread alternating
+//   in blocks (ABBA), and per wait the thread's own CPU time (CLOCK_THREAD_CPUTIME_ID, the kernel's
+//   account: user and kernel, cache and TLB misses included) from just before the call to just after it.
+//   After a sleep the thread comes back cold (on a KVM guest here every line first touched cost ~140 ns and a new 2 MB
 //   region ~1 us); the hot loops above never see that, and in situ it is most of what we cost (the wake's
-//   first lines of ours, session 11). The difference per wait is what each idle period's wake adds,
-//   cold: the number the in-situ figure is made of, without the JVM's noise.
+//   first lines of ours, session 11). added_ns_per_wait is what each idle period's wake adds, cold: the
+//   number the in-situ figure is made of, without the JVM's noise (though not without the host's: a 4 ms
+//   wait itself cost 57-72 us of the thread's CPU time on the KVM guest of session 11).
 // - DrainGaps: the watchdog's side, per gap: its looper.message record appended, the history updated.
 // The plugin pieces are the real ones (timeline, watchdog, looper timing); only the JVM is absent.
 //
@@ -188,29 +189,63 @@ void PollOnce(benchmark::State& state, int mode, bool wait = false) {
                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-// Cold wakes (see the top): one 4 ms blocking wait per iteration, timed on the thread's CPU clock (manual
-// time). The drain every kBatch waits, after the wait's clock read, as in the other modes.
-void ColdWake(benchmark::State& state, int mode) {
+// Cold wakes (see the top): 4 ms blocking waits timed on the thread's CPU clock, the poll source
+// alternately out and in, in blocks of kColdBlock waits ordered out, in, in, out (ABBA: a linear drift of
+// the host cancels; between blocks the hooks go in or out with the clock stopped). One iteration is one
+// wait of each side (manual time: the two together). The drain after every kBatch waits of the hooked side,
+// off the clock, as in the other modes.
+constexpr int kColdBlock = 25;
+constexpr int kBlockMs = 4;
+
+double ThreadCpuNs() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
+}
+
+void BM_ColdWake(benchmark::State& state) {
   World* w = Get();
   if (!w->ok) return state.SkipWithError(("setup: " + w->why).c_str());
-  std::string why;
-  if (!StartMode(w, mode, &why)) return state.SkipWithError(("StartPollSource: " + why).c_str());
-  constexpr int kBlockMs = 4;
+  double ns[2] = {0, 0};  // [0] unhooked, [1] main thread, summed over the run
+  int64_t waits[2] = {0, 0};
   int since_drain = 0;
+  int64_t block = 0;
+  std::string why;
   for (auto _ : state) {
-    timespec a{}, b{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-    benchmark::DoNotOptimize(w->poll(w->looper, kBlockMs));
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-    state.SetIterationTime(static_cast<double>(b.tv_sec - a.tv_sec) + static_cast<double>(b.tv_nsec - a.tv_nsec) * 1e-9);
-    if (mode == 2 && ++since_drain == kBatch) {
-      looper::DrainPollSource();
-      since_drain = 0;
+    double both = 0;
+    for (int k = 0; k < 2; ++k) {
+      // Block b's side: ABBA over b % 4. At a block's start the hooks go in or out, off the clock.
+      const int64_t b = block + k;
+      const int side = (b % 4 == 1 || b % 4 == 2) ? 1 : 0;
+      state.PauseTiming();
+      if (side == 1 && !StartMode(w, 2, &why)) return state.SkipWithError(("StartPollSource: " + why).c_str());
+      w->poll(w->looper, 0);  // the call site into the proxies' cache (as long before in an app), both sides alike
+      state.ResumeTiming();
+      double sum = 0;
+      for (int i = 0; i < kColdBlock; ++i) {
+        const double a = ThreadCpuNs();
+        benchmark::DoNotOptimize(w->poll(w->looper, kBlockMs));
+        sum += ThreadCpuNs() - a;
+        if (side == 1 && ++since_drain == kBatch) {
+          looper::DrainPollSource();
+          since_drain = 0;
+        }
+      }
+      state.PauseTiming();
+      if (side == 1) looper::StopPollSource();
+      state.ResumeTiming();
+      ns[side] += sum;
+      waits[side] += kColdBlock;
+      both += sum;
     }
+    block += 2;
+    state.SetIterationTime(both * 1e-9);
   }
-  if (mode > 0) looper::StopPollSource();
-  state.counters["cpu_ns_per_wait"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  if (waits[0] == 0 || waits[1] == 0) return;
+  const double off = ns[0] / static_cast<double>(waits[0]), on = ns[1] / static_cast<double>(waits[1]);
+  state.counters["unhooked_ns_per_wait"] = off;
+  state.counters["main_thread_ns_per_wait"] = on;
+  state.counters["added_ns_per_wait"] = on - off;
 }
 
 // The watchdog's side: draining kBatch finished gaps (their looper.message records appended to the
@@ -245,12 +280,8 @@ BENCHMARK(BM_PollOnce_MainThread)->Repetitions(10);
 BENCHMARK(BM_PollWait_Unhooked)->Repetitions(10);
 BENCHMARK(BM_PollWait_MainThread)->Repetitions(10);
 BENCHMARK(BM_DrainGaps)->Repetitions(3);
-void BM_ColdWake_Unhooked(benchmark::State& state) { ColdWake(state, 0); }
-void BM_ColdWake_MainThread(benchmark::State& state) { ColdWake(state, 2); }
-// 250 waits of 4 ms (~1 s) per repetition; compare the two medians (the host's state drifts over minutes,
-// so run them back to back: --benchmark_filter=ColdWake).
-BENCHMARK(BM_ColdWake_Unhooked)->UseManualTime()->Iterations(250)->Repetitions(6);
-BENCHMARK(BM_ColdWake_MainThread)->UseManualTime()->Iterations(250)->Repetitions(6);
+// 40 iterations: 80 blocks of 25 waits of 4 ms, ~8 s per repetition.
+BENCHMARK(BM_ColdWake)->UseManualTime()->Iterations(40)->Repetitions(5);
 
 // --polls=MODE [--batches=N]: the instruction-counting run (see the top of the file).
 int CountPolls(const std::string& mode_name, int batches, bool wait, int block_ms) {
