@@ -13,9 +13,15 @@
 // short, which then rightly gets a record of its own. The tests that depend on gaps staying short check
 // each attempt against this thread's own clock reads around every poll (Attempt, Disturbance) and repeat a
 // disturbed attempt; what an undisturbed attempt must show is asserted unchanged.
+// The main thread's blocking waits (BlockingWaitTest, at the end): their results and gap marks through the
+// hook, the raw syscall WaitSlow<0> makes when the target is libc's own epoll_wait (seen from the pc a
+// signal interrupts), and another tool's hook in front of libc still called for them.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <ucontext.h>
 
 #include <algorithm>
 #include <memory>
@@ -35,6 +41,7 @@
 #include "hook/report_sink.h"
 #include "hook/timeline.h"
 #include "hook/watchdog.h"
+#include "jankprobe/plt.h"
 #include "looper/dispatch_timing.h"
 #include "looper/timing_state.h"
 #include "tests/fixtures/libutils/native_looper.h"
@@ -833,6 +840,191 @@ TEST_F(PollSourceTest, ALongGapAfterABusyStretchIsSampledAtItsStartPlusSampleAft
         << " (the watchdog waited " << delay / 1000 << " us for a CPU)";
   }
   watchdog_.SetStackCapture(nullptr, nullptr);
+}
+
+// ---- the main thread's blocking wait: the raw syscall when the target is libc's own (WaitSlow<0>) ----
+// Which code the main thread sleeps in is seen from a signal that interrupts the wait: its handler reads
+// the interrupted pc from the signal frame (the instruction after the syscall) and the module holding it
+// is the one that made the call: ours (the poll source's raw call, the module of StartPollSource) when
+// WaitSlow<0> made the syscall, libc when libc's epoll_wait did.
+
+std::atomic<uintptr_t> g_interrupted_pc{0};
+void RecordInterruptedPc(int, siginfo_t*, void* context) {
+  const auto* uc = static_cast<const ucontext_t*>(context);
+#if defined(__x86_64__)
+  g_interrupted_pc.store(static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]), std::memory_order_relaxed);
+#elif defined(__aarch64__)
+  g_interrupted_pc.store(static_cast<uintptr_t>(uc->uc_mcontext.pc), std::memory_order_relaxed);
+#else
+  (void)uc;
+#endif
+}
+
+// The module (its load base) that holds addr; null when none.
+const void* ModuleOf(const void* addr) {
+  Dl_info info{};
+  return dladdr(addr, &info) != 0 ? info.dli_fbase : nullptr;
+}
+const void* LibcModule() {
+  void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+  if (libc == nullptr) return nullptr;
+  const void* base = ModuleOf(dlsym(libc, "epoll_wait"));
+  dlclose(libc);
+  return base;
+}
+// Whether epoll_wait as the process resolves it is libc's own (false under a sanitizer's interceptor):
+// worked out here from the loader, not from the poll source's state.
+bool EpollWaitIsLibcsOwn() {
+  void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+  if (libc == nullptr) return false;
+  const bool own = dlsym(libc, "epoll_wait") == dlsym(RTLD_DEFAULT, "epoll_wait");
+  dlclose(libc);
+  return own;
+}
+
+class BlockingWaitTest : public PollSourceTest {
+ protected:
+  // One poll of up to 2 s that another thread interrupts with SIGUSR1 once this thread sleeps (its state
+  // in /proc is S: its only blocking call is the wait; a futex on the way in, were there one, would also
+  // be S, but the wait then runs its full 2 s and the attempt is repeated). Returns the pc the signal
+  // interrupted, 0 when no attempt was interrupted in its wait. The poll's result is the fixture's: WAKE
+  // for an epoll_wait that failed with errno EINTR (ERROR for any other errno), TIMEOUT when not interrupted.
+  uintptr_t InterruptedWaitPc(int* result) {
+    struct sigaction sa {}, old {};
+    sa.sa_sigaction = RecordInterruptedPc;
+    sa.sa_flags = SA_SIGINFO;  // no SA_RESTART (epoll never restarts anyway)
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, &old);
+    const std::string stat_path = "/proc/self/task/" + std::to_string(ctx_.main_tid) + "/stat";
+    auto asleep = [&stat_path] {
+      std::ifstream in(stat_path);
+      std::string line;
+      std::getline(in, line);
+      const size_t paren = line.rfind(')');
+      return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'S';
+    };
+    uintptr_t pc = 0;
+    for (int attempt = 0; attempt < 5 && pc == 0; ++attempt) {
+      g_interrupted_pc.store(0);
+      std::atomic<bool> returned{false};
+      const pthread_t self = pthread_self();
+      std::thread sender([&] {
+        while (!returned.load() && !asleep()) std::this_thread::yield();
+        if (!returned.load()) pthread_kill(self, SIGUSR1);
+      });
+      *result = poll_(looper_, 2000);
+      returned = true;
+      sender.join();
+      if (*result == JPFX_POLL_WAKE) pc = g_interrupted_pc.load();
+    }
+    sigaction(SIGUSR1, &old, nullptr);
+    return pc;
+  }
+  void* Sym(const char* name) {
+    void* lib = dlopen(JP_LIBUTILS_PATH, RTLD_NOW | RTLD_NOLOAD);
+    void* fn = lib ? dlsym(lib, name) : nullptr;
+    if (lib) dlclose(lib);
+    return fn;
+  }
+};
+
+// The main thread's blocking waits through the hook: a wake's event, a timeout and a signal come back as
+// the fixture's looper expects (the signal as errno EINTR: the raw call sets errno from the kernel's
+// -EINTR), and each wait ends the gap before it and starts one at its return, marked "after a wait".
+TEST_F(BlockingWaitTest, BlockingWaitsReturnTheirResultsAndMarkGaps) {
+  SetRecordMinUs(0);
+  using WakeFn = void (*)(jpfx_looper*);
+  const auto wake = reinterpret_cast<WakeFn>(Sym("jpfx_looper_wake"));
+  ASSERT_NE(wake, nullptr);
+  const uint64_t gaps0 = looper::TimingCounters().poll_gaps;
+  poll_(looper_, 0);  // the first gap starts
+  wake(looper_);
+  EXPECT_EQ(poll_(looper_, -1), JPFX_POLL_WAKE) << "the wake's event";
+  const uint64_t after_wake = jni::IdleSharedWords().gap_start.load();
+  EXPECT_NE(after_wake, 0u);
+  EXPECT_NE(after_wake & jni::kGapNotAnIdleStart, 0u) << "a gap after a wait: no idle pass starts there";
+  const uint64_t call = hook::MonotonicNs();
+  EXPECT_EQ(poll_(looper_, 2), JPFX_POLL_TIMEOUT) << "nothing to read";
+  const uint64_t after_timeout = jni::IdleSharedWords().gap_start.load();
+  EXPECT_GE(after_timeout + kClockSlackNs, call + 2 * hook::kNsPerMs) << "the gap starts after the 2 ms wait";
+  EXPECT_NE(after_timeout & jni::kGapNotAnIdleStart, 0u);
+  int result = 0;
+  InterruptedWaitPc(&result);
+  EXPECT_EQ(result, JPFX_POLL_WAKE) << "a signal: EINTR (ERROR: errno was not EINTR; TIMEOUT: never interrupted)";
+  const uint64_t gaps = looper::TimingCounters().poll_gaps - gaps0;
+  // Ended: the first poll's gap (at the wake's wait), the wake's (at the timeout's), the timeout's (at the
+  // signal's wait, or the first of its attempts); each interrupted attempt's wait one more.
+  EXPECT_GE(gaps, 3u);
+  looper::DrainPollSource();
+  const std::set<uint64_t> starts = GapRecords(timeline_->Snapshot());
+  EXPECT_EQ(starts.count(after_wake), 1u) << "the gap the wake started was recorded";
+  EXPECT_EQ(starts.count(after_timeout), 1u) << "the gap the timeout started was recorded";
+}
+
+// With epoll_wait resolving to libc's own, the main thread sleeps in the poll source's raw syscall: the
+// interrupted pc is in our module. Under an interceptor (a sanitizer's), the target is called and the
+// sleep is in libc, under the interceptor.
+TEST_F(BlockingWaitTest, TheMainThreadSleepsInTheRawCallWhenTheTargetIsLibcs) {
+#if !defined(__x86_64__) && !defined(__aarch64__)
+  GTEST_SKIP() << "the interrupted pc is read for x86_64 and aarch64 only";
+#endif
+  const void* ours = ModuleOf(reinterpret_cast<const void*>(&looper::StartPollSource));
+  const void* libc = LibcModule();
+  ASSERT_NE(ours, nullptr);
+  ASSERT_NE(libc, nullptr);
+  poll_(looper_, 0);
+  int result = 0;
+  const uintptr_t pc = InterruptedWaitPc(&result);
+  ASSERT_NE(pc, 0u) << "no attempt was interrupted in its wait";
+  const void* where = ModuleOf(reinterpret_cast<const void*>(pc));
+  if (EpollWaitIsLibcsOwn()) {
+    EXPECT_EQ(where, ours) << "the main thread's blocking wait went through libc (pc " << std::hex << pc << ")";
+  } else {
+    EXPECT_EQ(where, libc) << "an interposed epoll_wait was skipped (pc " << std::hex << pc << ")";
+  }
+}
+
+// Another tool hooked libutils.so's epoll_wait before the poll source (its proxy is the source's previous
+// target): every call, the main thread's blocking waits included, goes to it, and the waits still mark gaps.
+std::atomic<int> g_other_tool_calls{0};
+void* g_other_tool_prev = nullptr;
+int OtherToolsEpollWait(int epfd, struct epoll_event* events, int max, int timeout) {
+  g_other_tool_calls.fetch_add(1, std::memory_order_relaxed);
+  using Fn = int (*)(int, struct epoll_event*, int, int);
+  return reinterpret_cast<Fn>(__atomic_load_n(&g_other_tool_prev, __ATOMIC_ACQUIRE))(epfd, events, max, timeout);
+}
+
+TEST_F(BlockingWaitTest, AnotherToolsHookIsCalledForTheBlockingWait) {
+  looper::StopPollSource();
+  jp_plt_hook* other = jp_plt_hook_install("libutils.so", "epoll_wait", reinterpret_cast<void*>(&OtherToolsEpollWait),
+                                           &g_other_tool_prev);
+  ASSERT_NE(other, nullptr) << jp_plt_last_error();
+  struct Uninstall {  // whatever fails below: the source goes back on libc for the other tests
+    jp_plt_hook* hook;
+    ~Uninstall() {
+      looper::StopPollSource();
+      jp_plt_hook_remove(hook);
+    }
+  } uninstall{other};
+  std::string why;
+  ASSERT_TRUE(looper::StartPollSource("libutils.so", static_cast<uintptr_t>(pthread_self()), ctx_.main_tid, &why)) << why;
+  SetRecordMinUs(0);
+  const int calls0 = g_other_tool_calls.load();
+  const uint64_t gaps0 = looper::TimingCounters().poll_gaps;
+  poll_(looper_, 0);
+  poll_(looper_, 1);  // blocking: the raw call would skip the other tool
+  poll_(looper_, 0);
+  poll_(looper_, 1);
+  EXPECT_EQ(g_other_tool_calls.load() - calls0, 4) << "every call, looks and blocking waits, reached the other tool";
+  EXPECT_EQ(looper::TimingCounters().poll_gaps - gaps0, 3u) << "and the source still timed the gaps between them";
+#if defined(__x86_64__) || defined(__aarch64__)
+  int result = 0;
+  const int calls1 = g_other_tool_calls.load();
+  const uintptr_t pc = InterruptedWaitPc(&result);
+  ASSERT_NE(pc, 0u) << "no attempt was interrupted in its wait";
+  EXPECT_GE(g_other_tool_calls.load() - calls1, 1);
+  EXPECT_EQ(ModuleOf(reinterpret_cast<const void*>(pc)), LibcModule()) << "the other tool's call sleeps in libc";
+#endif
 }
 
 }  // namespace
