@@ -539,7 +539,8 @@ __attribute__((noinline)) void MainSlowAfter(int ready) {
 // text path per wake instead of two (the lead's x86_64 measurement: libc's epoll path 300-360 -> 79-90
 // main-thread samples per 30 s). Any other target (an interposer, another tool's hook, a sanitizer's
 // interceptor) is called as before, and so is epoll_pwait (I 1: its signal mask is the caller's business).
-// errno is set after AfterBlock, so nothing the wake's timing calls can change it before the caller reads it.
+// Either call's errno is set after AfterBlock (FailedWait), so nothing the wake's timing calls can change it
+// before the caller reads it; the two share one AfterBlock (a copy per call was +380 bytes of WaitSlow<0>).
 __attribute__((noinline, cold)) int FailedWait(long error) {
   errno = static_cast<int>(-error);
   return -1;
@@ -557,9 +558,16 @@ __attribute__((noinline)) int WaitSlow(const void* ra, int epfd, struct epoll_ev
   void* const target = MainSlowBefore(I, ra, timeout);
   if constexpr (I == 0 && plt::kHaveRawEpollWait) {
     // Expected: the main thread's blocking wait on libc (a look, timeout 0, comes here only from a call site
-    // not cached, and keeps calling the target: MainSlowAfter follows it).
-    if (__builtin_expect(timeout != 0 && target == LibcEpollWait(), 1)) {
-      const long r = plt::RawEpollWait(epfd, events, max, timeout);
+    // not cached, and keeps calling the target: MainSlowAfter follows it). One AfterBlock for both calls:
+    // the target's failure is carried as -errno like the kernel's (errno read only then).
+    if (__builtin_expect(timeout != 0, 1)) {
+      long r;
+      if (__builtin_expect(target == LibcEpollWait(), 1)) {
+        r = plt::RawEpollWait(epfd, events, max, timeout);
+      } else {
+        r = reinterpret_cast<Fn>(target)(epfd, events, max, timeout, rest...);
+        if (r < 0) r = -errno;
+      }
       AfterBlock<I>();
       return __builtin_expect(r >= 0, 1) ? static_cast<int>(r) : FailedWait(r);
     }
