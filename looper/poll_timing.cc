@@ -541,9 +541,10 @@ __attribute__((noinline)) void MainSlowAfter(int ready) {
 // interceptor) is called as before, and so is epoll_pwait (I 1: its signal mask is the caller's business).
 // Either call's errno is set after AfterBlock (FailedWait), so nothing the wake's timing calls can change it
 // before the caller reads it; the two share one AfterBlock (a copy per call was +380 bytes of WaitSlow<0>).
-__attribute__((noinline, cold)) int FailedWait(long error) {
-  errno = static_cast<int>(-error);
-  return -1;
+// A target's failure is passed on as it came (its result and its errno, whatever they are).
+__attribute__((noinline, cold)) int FailedWait(int result, int error) {
+  errno = error;
+  return result;
 }
 
 template <int I, typename... Rest>
@@ -559,17 +560,19 @@ __attribute__((noinline)) int WaitSlow(const void* ra, int epfd, struct epoll_ev
   if constexpr (I == 0 && plt::kHaveRawEpollWait) {
     // Expected: the main thread's blocking wait on libc (a look, timeout 0, comes here only from a call site
     // not cached, and keeps calling the target: MainSlowAfter follows it). One AfterBlock for both calls:
-    // the target's failure is carried as -errno like the kernel's (errno read only then).
+    // a failure's result and errno are kept across it (the kernel's -errno as libc's -1 and errno).
     if (__builtin_expect(timeout != 0, 1)) {
-      long r;
+      int r, error = 0;
       if (__builtin_expect(target == LibcEpollWait(), 1)) {
-        r = plt::RawEpollWait(epfd, events, max, timeout);
+        const long k = plt::RawEpollWait(epfd, events, max, timeout);
+        r = static_cast<int>(k);
+        if (__builtin_expect(k < 0, 0)) r = -1, error = static_cast<int>(-k);
       } else {
         r = reinterpret_cast<Fn>(target)(epfd, events, max, timeout, rest...);
-        if (r < 0) r = -errno;
+        if (r < 0) error = errno;
       }
       AfterBlock<I>();
-      return __builtin_expect(r >= 0, 1) ? static_cast<int>(r) : FailedWait(r);
+      return __builtin_expect(r >= 0, 1) ? r : FailedWait(r, error);
     }
   }
   const int n = reinterpret_cast<Fn>(target)(epfd, events, max, timeout, rest...);
