@@ -61,6 +61,15 @@ uint64_t RunDelayNs(pid_t tid) {
   return waited;
 }
 
+// Whether the thread is asleep (state S in /proc/<tid>/stat: blocked in a call such as epoll_wait).
+bool Asleep(pid_t tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string line;
+  std::getline(in, line);
+  const size_t paren = line.rfind(')');  // the name in parentheses may hold anything
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'S';
+}
+
 // The watchdog's stack captures (one per sampling deadline), timed on CLOCK_MONOTONIC.
 struct CaptureLog {
   std::mutex mu;
@@ -707,14 +716,8 @@ TEST_F(PollSourceTest, TheIdleWrappersGapWordIsTheGapsStartWithinTheClockBound) 
   // this thread was asleep in its only blocking call, by the kernel's state of it, both before and after
   // the read; an attempt where the host kept the reader off its CPU for the whole wait is repeated).
   bool judged = false;
-  const std::string stat_path = "/proc/self/task/" + std::to_string(ctx_.main_tid) + "/stat";
-  auto asleep = [&stat_path] {
-    std::ifstream in(stat_path);
-    std::string line;
-    std::getline(in, line);
-    const size_t paren = line.rfind(')');
-    return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'S';
-  };
+  const pid_t main_tid = static_cast<pid_t>(ctx_.main_tid);
+  auto asleep = [main_tid] { return Asleep(main_tid); };
   for (int attempt = 0; attempt < 5 && !judged; ++attempt) {
     std::atomic<bool> calling{false}, returned{false};
     uint64_t nonzero_inside = 0, zero_inside = 0;
@@ -895,14 +898,8 @@ class BlockingWaitTest : public PollSourceTest {
     sa.sa_flags = SA_SIGINFO;  // no SA_RESTART (epoll never restarts anyway)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR1, &sa, &old);
-    const std::string stat_path = "/proc/self/task/" + std::to_string(ctx_.main_tid) + "/stat";
-    auto asleep = [&stat_path] {
-      std::ifstream in(stat_path);
-      std::string line;
-      std::getline(in, line);
-      const size_t paren = line.rfind(')');
-      return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'S';
-    };
+    const pid_t main_tid = static_cast<pid_t>(ctx_.main_tid);
+    auto asleep = [main_tid] { return Asleep(main_tid); };
     uintptr_t pc = 0;
     for (int attempt = 0; attempt < 5 && pc == 0; ++attempt) {
       g_interrupted_pc.store(0);
