@@ -197,11 +197,7 @@ void PollOnce(benchmark::State& state, int mode, bool wait = false) {
 constexpr int kColdBlock = 25;
 constexpr int kBlockMs = 4;
 
-double ThreadCpuNs() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
-}
+double ThreadCpuNs() { return static_cast<double>(hook::ClockNs(CLOCK_THREAD_CPUTIME_ID)); }
 
 void BM_ColdWake(benchmark::State& state) {
   World* w = Get();

@@ -21,18 +21,14 @@
 #include <cstdlib>
 #include <thread>
 
+#include "hook/clock.h"  // header-only: the engine-only cross builds compile it too
+
 namespace jp::plt {
 namespace {
 
 // qemu-i386 (Debian 12) never returns from pthread_create in a guest: the cross i686 run sets this, and
 // the signal test then has the kernel's interval timer send the signal instead of another thread.
 bool ThreadsUnavailable() { return std::getenv("JP_TEST_NO_THREADS") != nullptr; }
-
-uint64_t MonotonicNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 // libc's epoll_wait in the raw call's terms: the count, or -errno.
 long LibcWait(int epfd, epoll_event* events, int max, int timeout) {
@@ -140,9 +136,9 @@ TEST(RawEpollWait, NothingReadyTimesOutAfterTheTimeout) {
   epoll_event events[4];
   for (int round = 0; round < 2; ++round) {
     const bool raw = round == 0;
-    const uint64_t t0 = MonotonicNs();
+    const uint64_t t0 = hook::MonotonicNs();
     const long n = raw ? RawEpollWait(ep.epfd(), events, 4, 1) : LibcWait(ep.epfd(), events, 4, 1);
-    const uint64_t waited = MonotonicNs() - t0;
+    const uint64_t waited = hook::MonotonicNs() - t0;
     EXPECT_EQ(n, 0) << (raw ? "raw" : "libc");
     // The kernel sleeps at least the timeout (rounded up to its clock's granularity). The margin is for the
     // two clock reads' distance from the kernel's own: 50 us.
