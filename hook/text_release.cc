@@ -237,6 +237,7 @@ namespace {
 // release (start's), which reads the strings before it gives the segment back.
 std::atomic<int> g_sweep_pagemap_fd{-1};  // /proc/self/pagemap, kept open for the process's life
 std::atomic<bool> g_sweep_enabled{false};   // a release ran with the range and the environment allowing it
+std::atomic<uint64_t> g_sweep_releases{0};  // sweeps that found a page mapped and called the release
 
 // Where the released text begins (the range ends at jp_start_only_text_end). The rare part before the
 // start-only range goes too: start runs some of it (a report path's setup, a JNI lookup shared with the
@@ -335,6 +336,7 @@ bool SweepRareText() {
                      g_sweep_headers_end.load(std::memory_order_relaxed), page)) {
     return false;
   }
+  g_sweep_releases.fetch_add(1, std::memory_order_relaxed);
   ReleaseStartOnlyText();
   return true;
 }
@@ -354,6 +356,8 @@ std::string TextReleaseStatusJson() {
   w.Uint64(s.released_bytes / 1024);
   w.Key("headers_released_kib");
   w.Uint64(s.header_released_bytes / 1024);
+  w.Key("sweep_releases");
+  w.Uint64(g_sweep_releases.load(std::memory_order_relaxed));
   w.Key("refusals");
   w.Uint64(s.refusals);
   w.Key("last_refusal");

@@ -79,7 +79,8 @@ void ReleaseStartOnlyText();
 // watchdog's loop sweeps once per kRareTextSweepNs (RareTextSweepDue, in Watchdog::Loop after its
 // callbacks, hook/watchdog.cc): SweepRareText reads the range's pagemap entries (one pread) and releases
 // (ReleaseStartOnlyText) only if a page of it is mapped. Any thread's rare episode, sampled or not, is
-// given back within a sweep period of the watchdog's next wake.
+// given back within a sweep period of the watchdog's next wake: after a pass, the watchdog does not park
+// before the sweep it then owes (one more wake; hook/watchdog.cc, Loop).
 constexpr uint64_t kRareTextSweepNs = 1'000'000'000;
 
 // For a thread's loop: true once per kRareTextSweepNs of now_ns, the first time one period after the first
@@ -101,7 +102,8 @@ __attribute__((always_inline)) inline bool RareTextSweepDue(uint64_t* next_ns, u
 // and kept. In the steady text (hook/text_release.cc is placed whole); thread-safe; never throws.
 bool SweepRareText();
 
-// {"state": "on" | "off: why" | "unavailable: why", "range_kib", "releases", "released_kib", "refusals",
+// {"state": "on" | "off: why" | "unavailable: why", "range_kib", "releases", "released_kib",
+//  "headers_released_kib", "sweep_releases" (the releases a sweep made: it found a page mapped), "refusals",
 //  "last_refusal"}: for the plugin's status.
 std::string TextReleaseStatusJson();
 

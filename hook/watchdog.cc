@@ -278,6 +278,13 @@ void Watchdog::Loop() {
   pthread_setname_np(pthread_self(), "jp-watchdog");
   tid_.store(Gettid(), std::memory_order_release);
   uint64_t next_sweep_ns = 0;  // RareTextSweepDue's: not on the first pass (start still runs its code)
+  // A pass ran since the last sweep: this thread's callbacks, or whatever woke it (a hooked call's rare lag
+  // path on the app's thread arms the report that wakes it), may have faulted rare text back in, possibly
+  // after another thread's release. The thread then does not park past the sweep's time: one wake, then
+  // parked for good. Without it a parked watchdog never swept, and a lag path's tail that ran after the
+  // report's delivery (the app's thread in InputTracker::FinishLagged, preempted after arming the report)
+  // kept its 64 KiB window resident (text_release_library_test, 2 of 48 runs on a loaded 2-core host).
+  bool sweep_owed = false;
   for (;;) {
     planned_wake_ns_.store(0, std::memory_order_seq_cst);
     const uint32_t seq = wake_seq_.load(std::memory_order_seq_cst);
@@ -293,9 +300,17 @@ void Watchdog::Loop() {
     const uint64_t after = MonotonicNs();
     // The rare text a running app faulted in without a report goes back within a sweep period
     // (hook/text_release.h, SweepRareText: a pagemap read, a release only when a page is mapped).
-    if (__builtin_expect(RareTextSweepDue(&next_sweep_ns, after), false)) SweepRareText();
-    const uint64_t nearest = deadline < periodic ? deadline : periodic;
+    const bool first_pass = next_sweep_ns == 0;
+    if (__builtin_expect(RareTextSweepDue(&next_sweep_ns, after), false)) {
+      rare_text_sweeps_.fetch_add(1, std::memory_order_relaxed);
+      SweepRareText();
+      sweep_owed = false;
+    } else if (!first_pass) {
+      sweep_owed = true;
+    }
+    uint64_t nearest = deadline < periodic ? deadline : periodic;
     if (nearest != kNever && nearest <= after) continue;  // came due while callbacks ran
+    if (sweep_owed && next_sweep_ns < nearest) nearest = next_sweep_ns;
     // The event clock's re-anchor, when it would be due before this thread is awake again, taken here
     // rather than by the first hot-path reader after the anchor ran out (usually the app's main thread);
     // while readers use the clock, a sleep past the anchor's end is cut short to take it (one wake per span
@@ -315,6 +330,7 @@ Watchdog::Stats Watchdog::stats() const {
   s.arm_failures = arm_failures_.load(std::memory_order_relaxed);
   s.dropped_at_stop = dropped_at_stop_.load(std::memory_order_relaxed);
   s.wake_syscalls = wake_syscalls_.load(std::memory_order_relaxed);
+  s.rare_text_sweeps = rare_text_sweeps_.load(std::memory_order_relaxed);
   return s;
 }
 

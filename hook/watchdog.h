@@ -12,7 +12,7 @@
 //   that was disarmed and re-armed with another id fail a stale CAS (no ABA).
 // - The thread sleeps on a futex (the word is a wake sequence) with an absolute CLOCK_MONOTONIC timeout at
 //   the nearest deadline or periodic check, or with no timeout at all when nothing is pending, so it is
-//   fully idle (zero wakeups) then. Arm bumps the sequence and issues FUTEX_WAKE only when the new deadline
+//   fully idle (zero wakeups) then; after a pass, once more first, for the rare-text sweep it owes (Loop). Arm bumps the sequence and issues FUTEX_WAKE only when the new deadline
 //   is earlier than the one the thread sleeps towards (or it is between scans), so arming a deadline later
 //   than the planned wake-up costs a few atomics and no syscall. A condition variable would need a mutex
 //   that Arm would share with the watchdog: exactly the lock a hot path must not take.
@@ -70,6 +70,7 @@ class Watchdog {
     uint64_t arm_failures = 0;      // Arm with the table full
     uint64_t dropped_at_stop = 0;   // deadlines still armed when Stop ran
     uint64_t wake_syscalls = 0;     // FUTEX_WAKE calls made by Arm/AddPeriodic/Stop
+    uint64_t rare_text_sweeps = 0;  // SweepRareText calls (hook/text_release.h): at most one a second
   };
 
   Watchdog() = default;
@@ -153,6 +154,7 @@ class Watchdog {
   std::atomic<uint64_t> arm_failures_{0};
   std::atomic<uint64_t> dropped_at_stop_{0};
   std::atomic<uint64_t> wake_syscalls_{0};
+  std::atomic<uint64_t> rare_text_sweeps_{0};
 };
 
 }  // namespace jp::hook

@@ -18,6 +18,7 @@
 
 #include "hook/clock.h"
 #include "hook/event_clock.h"
+#include "hook/text_release.h"
 
 namespace jp::hook {
 namespace {
@@ -471,11 +472,48 @@ TEST(Watchdog, IdleThreadNeverWakesUp) {
   ASSERT_TRUE(log.counter.WaitFor(1));
   // Once the callback returned (counted), the only place the thread can block is its futex wait.
   ASSERT_EQ(FiredCount(w, 1), 1u);
+  // And the one rare-text sweep those passes owe (APassIsFollowedByOneRareTextSweepBeforeTheThreadParks).
+  const uint64_t give_up = MonotonicNs() + 5 * kNsPerSec;
+  while (w.stats().rare_text_sweeps == 0 && MonotonicNs() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(w.stats().rare_text_sweeps, 1u);
   ASSERT_TRUE(WaitUntilAsleep(tid));
   const uint64_t after_fire = w.stats().loop_iterations;
-  EXPECT_LE(after_fire - iterations, 4u);
+  EXPECT_LE(after_fire - iterations, 5u);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(w.stats().loop_iterations, after_fire);
+}
+
+// After a pass that ran anything, the thread does not park before the rare-text sweep it owes (a callback, or
+// whoever armed it, may have faulted rare text back in after a release): one sweep within the sweep period
+// (kRareTextSweepNs), then parked for good. The first pass owes none (start releases its own text), and an idle
+// thread neither sweeps nor wakes.
+TEST(Watchdog, APassIsFollowedByOneRareTextSweepBeforeTheThreadParks) {
+  Watchdog w;
+  const uint64_t t0 = MonotonicNs();
+  ASSERT_TRUE(w.Start(nullptr));
+  const pid_t tid = w.thread_tid();
+  ASSERT_TRUE(WaitUntilAsleep(tid));
+  EXPECT_EQ(w.stats().rare_text_sweeps, 0u);
+  FireLog log;
+  ASSERT_TRUE(w.Arm(1, MonotonicNs(), RecordFire, &log));
+  ASSERT_TRUE(log.counter.WaitFor(1));
+  ASSERT_EQ(FiredCount(w, 1), 1u);
+  // The sweep comes when it is due (one period after the first pass), with nothing armed.
+  const uint64_t give_up = MonotonicNs() + 5 * kNsPerSec;
+  while (w.stats().rare_text_sweeps == 0 && MonotonicNs() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(w.stats().rare_text_sweeps, 1u) << "a parked watchdog owed a sweep and never made it";
+  EXPECT_GE(MonotonicNs() - t0, kRareTextSweepNs) << "swept before the sweep was due";
+  // Then parked: no pass, no sweep for longer than a sweep period.
+  ASSERT_TRUE(WaitUntilAsleep(tid));
+  const uint64_t passes = w.stats().loop_iterations;
+  std::this_thread::sleep_for(std::chrono::nanoseconds(kRareTextSweepNs + 200 * kNsPerMs));
+  EXPECT_EQ(w.stats().loop_iterations, passes);
+  EXPECT_EQ(w.stats().rare_text_sweeps, 1u);
+  w.Stop();
 }
 
 TEST(Watchdog, DeadlinesLaterThanThePlannedWakeNeedNoSyscall) {
