@@ -133,10 +133,10 @@ inline std::atomic<uint64_t>& MainTp() { return jni::g_main_gap.poll_words[0]; }
 // + kPollRing (the tail only grows, so an old value is only ever too small: the tail is read again when
 // the head reaches it).
 inline std::atomic<uint64_t>& RingEnd() { return jni::g_main_gap.poll_words[1]; }
-// g.ring_head's copy, same rules as RingEnd: the main thread is the head's only writer, so it reads its
-// own copy here and only stores g's (release: the drain and the status read it). A load of g's line after
-// a wait was a miss of its own (perf annotate of AfterLook); the store does not wait for it.
-inline std::atomic<uint64_t>& RingHead() { return jni::g_main_gap.poll_words[2]; }
+// The ring's head (RingHead(), timing_state.h: every gap pushed, ever) lives here too, written by the main
+// thread only (release: the drain, status and the check chain read it with acquire), in the line a gap's
+// end writes anyway. It once had a copy in g next to the ring (g.ring_head), which the drain read: that
+// store was a page of its own per gap (census11: 0xba000), a second TLB walk on every cold wake.
 // A gap at least this long takes EndGapSlow: g.poll_slow_ns's copy for the main thread (both written by
 // RefreshPollSlowThreshold; the status and tests read g's).
 inline std::atomic<uint64_t>& SlowNs() { return jni::g_main_gap.poll_words[3]; }
@@ -229,7 +229,19 @@ uint64_t GapClockNs() { return hook::ProcessEventClock().NowNs(); }
 // The main thread's reads (a gap's edges), from its copy of the anchor in its line (see the top; the
 // copy's terms: EventClock::NowNsFrom). Inside the mark only: StartPollSource empties the copy while the
 // source is off, so that a recalibrated clock (a test's options) is copied afresh.
-inline uint64_t MainGapClockNs() { return hook::ProcessEventClock().NowNsFrom(&jni::g_main_gap.poll_clock); }
+// The copy's usual read (EventClock::ReadCopy) is inline; its refill once the copy is used up (NowNsFrom:
+// the process clock's read, maybe its re-anchor, the copy; about one wake in 6) is a function of its own,
+// entered from every hot function that reads the clock. Inline in each of them (five copies), the refill
+// was ~1.5 KB of the looper's wake path (census11), which then spread over two text pages: each cold wake
+// paid a second page. lib/startup_order.ld places it with the wake's other functions (hot, by its name).
+__attribute__((noinline)) uint64_t RefillMainGapClock() {
+  return hook::ProcessEventClock().NowNsFrom(&jni::g_main_gap.poll_clock);
+}
+inline uint64_t MainGapClockNs() {
+  uint64_t now;
+  if (__builtin_expect(hook::EventClock::ReadCopy(jni::g_main_gap.poll_clock, &now), 1)) return now;
+  return RefillMainGapClock();
+}
 
 void OnPollSample(const hook::DeadlineFired& fired, void*);
 void OnPollCheck(const hook::DeadlineFired& fired, void*);
@@ -358,8 +370,7 @@ __attribute__((noinline, cold)) void EndGapSlow(uint64_t start, uint64_t wall, u
     }
     g.ring[i].start_ns = start;
     g.ring[i].wall_ns = wall_word;
-    RingHead().store(head + 1, std::memory_order_relaxed);
-    g.ring_head.store(head + 1, std::memory_order_release);
+    RingHead().store(head + 1, std::memory_order_release);
   } else {
     g.poll_ring_full.store(g.poll_ring_full.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     // The drain will not see this gap: its record goes into the timeline from here, and a lag report for
@@ -383,15 +394,14 @@ inline void EndGap(uint64_t t1) {
   const uint64_t start = PollRunning().load(std::memory_order_relaxed);
   if (start == 0) return;  // no gap: the first look after the source started
   const uint64_t wall = t1 - start;
-  const uint64_t head = RingHead().load(std::memory_order_relaxed);  // this thread's copy: g.ring_head's line is not loaded
+  const uint64_t head = RingHead().load(std::memory_order_relaxed);  // this thread is its only writer
   if (__builtin_expect(head < RingEnd().load(std::memory_order_relaxed) && wall < SlowNs().load(std::memory_order_relaxed), 1)) {
     // The drain reads a slot only below the head (release below), and this thread writes a slot only
     // once the tail (acquire, in EndGapSlow) has passed it.
     PollGap& slot = g.ring[head % kPollRing];
     slot.start_ns = start;
     slot.wall_ns = wall;
-    RingHead().store(head + 1, std::memory_order_relaxed);
-    g.ring_head.store(head + 1, std::memory_order_release);
+    RingHead().store(head + 1, std::memory_order_release);
     return;
   }
   EndGapSlow(start, wall, t1, head);
@@ -777,7 +787,7 @@ const std::atomic<bool>* const g_poll_active = &jni::g_main_gap.gate.own_flag();
 
 void DrainPollGapsLocked() {
   uint64_t tail = g.ring_tail.load(std::memory_order_relaxed);
-  const uint64_t head = g.ring_head.load(std::memory_order_acquire);
+  const uint64_t head = RingHead().load(std::memory_order_acquire);
   const uint64_t lag = g.lag_ns.load(std::memory_order_relaxed);
   const hook::PluginContext* ctx = g.context.load(std::memory_order_acquire);
   GapRecorder records(ctx, g.record_min_ns.load(std::memory_order_relaxed));
@@ -869,9 +879,8 @@ bool StartPollSource(const char* library, uintptr_t main_thread, uint32_t main_t
   {
     std::lock_guard<std::mutex> lock(g.mu);
     g.locked->poll_cur = PollCurrent();
-    const uint64_t head = g.ring_head.load(std::memory_order_acquire);  // the main thread is out (not active)
-    RingHead().store(head, std::memory_order_relaxed);
-    g.ring_tail.store(head, std::memory_order_release);
+    // The main thread is out (not active): the ring starts empty at the head it left.
+    g.ring_tail.store(RingHead().load(std::memory_order_acquire), std::memory_order_release);
   }
   PollRunning().store(0, std::memory_order_release);
   Armed().store(false, std::memory_order_release);

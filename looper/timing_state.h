@@ -131,19 +131,18 @@ struct Timing {
   std::mutex poll_slow_mu;
   PollGap ring[kPollRing];
   uint64_t ring_cpu_end[kPollRing] = {};  // see PollGap; only gaps past sample_after_ms touch it
-  std::atomic<uint64_t> ring_head{0};  // written by the main thread
-  std::atomic<uint64_t> ring_tail{0};  // written by the drainer (under mu)
+  std::atomic<uint64_t> ring_tail{0};  // written by the drainer (under mu); the head: RingHead() below
 
   std::atomic<uint64_t> messages{0}, lags{0}, anrs{0}, samples{0}, unmatched{0}, reports_dropped{0};
   std::atomic<uint64_t> frame_count{0}, dropped_frames{0}, janky_frames{0}, refresh_ns{0};
-  // Poll gaps timed: ring_head (every gap pushed, ever) + poll_ring_full (the ones that were not).
+  // Poll gaps timed: RingHead() (every gap pushed, ever) + poll_ring_full (the ones that were not).
   std::atomic<uint64_t> poll_ring_full{0}, ticker_resumes{0}, poll_rearms{0};
   // The poll source's sampling check chain (poll_timing.cc, ContinueChecks): started by the main thread
   // (poll_check_arms: a gap found none outstanding; written by the main thread only), run by the watchdog
   // (poll_checks: check deadlines it ran).
   std::atomic<uint64_t> poll_check_arms{0};
   // The chain's side, on a line of its own (the main thread writes it only when it starts a chain):
-  // poll_check_seen: gaps ended (ring_head + poll_ring_full) when the chain last looked, so that a check
+  // poll_check_seen: gaps ended (RingHead() + poll_ring_full) when the chain last looked, so that a check
   // that finds the thread waiting knows whether it worked since; poll_check_due: the deadline of the
   // check the chain armed last (another check that fires is a stale one: OnPollCheck).
   alignas(64) std::atomic<uint64_t> poll_check_seen{0};
@@ -155,11 +154,16 @@ struct Timing {
 };
 extern Timing g;  // JP_CONSTINIT (dispatch_timing.cc)
 
-// Poll gaps timed so far: each one was pushed into the ring (ring_head) or, with the ring full, appended by
+// The poll ring's head: gaps pushed into g.ring, ever. Written by the main thread only (release), in the
+// poll words of its gap block (jni::MainGapBlock), which a gap's end writes anyway: no line or page of its
+// own per gap (poll_timing.cc says more). Read with acquire by the drain, status and the check chain.
+inline std::atomic<uint64_t>& RingHead() { return jni::g_main_gap.poll_words[2]; }
+
+// Poll gaps timed so far: each one was pushed into the ring (RingHead) or, with the ring full, appended by
 // the main thread itself (poll_ring_full). Not counted per gap on the main thread: status (LooperCounters'
 // poll_gaps) and the sampling check chain (whether the thread worked since its last look) derive it here.
 inline uint64_t PollGapsEnded() {
-  return g.ring_head.load(std::memory_order_acquire) + g.poll_ring_full.load(std::memory_order_relaxed);
+  return RingHead().load(std::memory_order_acquire) + g.poll_ring_full.load(std::memory_order_relaxed);
 }
 
 // The poll source's gap in progress: its start on the gaps' clock, which is also its identity (the sampling

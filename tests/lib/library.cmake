@@ -20,8 +20,10 @@ endif()
 # the file, no page of it resident afterwards, nothing outside it dropped, the library still working.
 if(NOT CMAKE_CROSSCOMPILING AND NOT JP_ENGINE_ONLY)
   # Linked with the host libinput.so fixture: the input monitor (and so the watchdog) can run.
+  # libelf: the wake path's functions from the file's symbol table (the Release layout check).
+  find_library(JP_LIBELF elf)
   jp_add_gtest(text_release_library_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/text_release_library_test.cc
-               LIBS jp_libinput)
+               LIBS jp_libinput ${JP_LIBELF})
   # JP_RELEASE_BUILD: the layout checks that hold for the build lib/startup_order.ld is generated from.
   target_compile_definitions(text_release_library_test PRIVATE JP_LIBRARY_PATH="$<TARGET_FILE:jankprobe>"
                              JP_SANITIZED=$<BOOL:${JP_SANITIZE}> JP_RELEASE_BUILD=$<CONFIG:Release>)

@@ -7,7 +7,9 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <gtest/gtest.h>
+#include <libelf.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -110,6 +112,54 @@ TEST(TextReleaseLibrary, TheSteadyTextSharesOneWindowWithInitAndPlt) {
       << std::hex << ".text.jp_steady ends at 0x" << steady.addr + steady.size << ", past the window at 0x"
       << window << ": regenerate lib/startup_order.ld (tools/footprint/startup_order.py), or the calm set grew"
       << " past 64 KiB";
+}
+
+// A function symbol of the file's .symtab whose (mangled) name contains `part` and is not a split-off
+// part (".cold"), read with libelf: its address and size; {0, 0} if none or unreadable.
+Section FindFunction(const char* path, const char* part) {
+  Section out;
+  if (elf_version(EV_CURRENT) == EV_NONE) return out;
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  if (Elf* elf = elf_begin(fd, ELF_C_READ, nullptr)) {
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr sh;
+      if (gelf_getshdr(scn, &sh) == nullptr || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0) continue;
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; ++i) {
+        GElf_Sym sym;
+        if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr || GELF_ST_TYPE(sym.st_info) != STT_FUNC) continue;
+        const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
+        if (name && strstr(name, part) && !strchr(name, '.')) out = {sym.st_value, sym.st_size};
+      }
+    }
+    elf_end(elf);
+  }
+  close(fd);
+  return out;
+}
+
+// Every wake of the app's main thread runs the looper's poll source: the proxy, the blocking wait with the
+// wake's inline part, the gap's edges and the clock copy's refill. lib/startup_order.ld lays them out first
+// in the hot group (tools/footprint/startup_order.py, WAKE_FIRST), so that a wake's code is one text page:
+// on a host where every wake comes back cold each page is a page walk of its own (BENCHMARKS.md, session 11).
+TEST(TextReleaseLibrary, TheLooperWakePathLiesOnOneTextPage) {
+  if (JP_SANITIZED || !JP_RELEASE_BUILD) GTEST_SKIP() << "the sizes hold for the Release build";
+  const char* const kWakePath[] = {"looper8internal12_GLOBAL__N_19ProxyWaitILi0E",
+                                   "looper8internal12_GLOBAL__N_18WaitSlowILi0E",
+                                   "looper8internal12_GLOBAL__N_114MainSlowBefore",
+                                   "looper8internal12_GLOBAL__N_19AfterLookILb1E",
+                                   "looper8internal12_GLOBAL__N_118RefillMainGapClock"};
+  constexpr uint64_t kTextPage = 4096;
+  uint64_t page = UINT64_MAX;
+  for (const char* part : kWakePath) {
+    const Section f = FindFunction(JP_LIBRARY_PATH, part);
+    ASSERT_GT(f.size, 0u) << part << " not in the symbol table of " << JP_LIBRARY_PATH << " (renamed?)";
+    if (page == UINT64_MAX) page = f.addr / kTextPage;
+    EXPECT_EQ(f.addr / kTextPage, page) << std::hex << part << " starts at 0x" << f.addr << ", not on page 0x"
+                                        << page * kTextPage << ": regenerate lib/startup_order.ld";
+    EXPECT_EQ((f.addr + f.size - 1) / kTextPage, page) << std::hex << part << " ends at 0x" << f.addr + f.size;
+  }
 }
 
 TEST(TextReleaseLibrary, AfterStartAndConfigureNoPageOfTheRangeIsResidentAndTheLibraryStillWorks) {
