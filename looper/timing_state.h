@@ -152,7 +152,11 @@ struct Timing {
   // short for a record (busy under record_min_ns).
   std::atomic<uint64_t> poll_run_records{0}, poll_run_gaps{0}, poll_folded_gaps{0};
 };
-extern Timing g;  // JP_CONSTINIT (dispatch_timing.cc)
+// JP_CONSTINIT (dispatch_timing.cc). Hidden: reached PC-relative. With default visibility every reference
+// went through the GOT, which the linker turns back into a lea only where the compiler loaded the address
+// with a mov; a GOT load folded into another instruction (an add forming a ring slot's address) stays a
+// load of the GOT's line on the RELRO page: a data page more per gap end (session 12, own_cycles annotate).
+extern Timing g __attribute__((visibility("hidden")));
 
 // The poll ring's head: gaps pushed into g.ring, ever. Written by the main thread only (release), in the
 // poll words of its gap block (jni::MainGapBlock), which a gap's end writes anyway: no line or page of its
