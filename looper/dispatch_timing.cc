@@ -73,8 +73,6 @@ constexpr jsize kHead = 256;
 constexpr jsize kTail = 64;
 constexpr size_t kLineBuf = 3 * kWhole + 1;
 
-uint64_t ThreadCpuNs() { return hook::ClockNs(CLOCK_THREAD_CPUTIME_ID); }
-
 // The dispatch line into buf (NUL-free, returns the length); 0 when it cannot be read.
 size_t CopyLine(JNIEnv* env, jstring line, char* buf) {
   const jsize n = env->GetStringLength(line);

@@ -219,8 +219,6 @@ inline bool OnMainThread() {
   return OnMainThreadSlow(tp);
 }
 
-uint64_t ThreadCpuNs() { return hook::ClockNs(CLOCK_THREAD_CPUTIME_ID); }
-
 // The gaps' clock (start and end on the main thread). The watchdog side reads it too wherever it compares
 // with a gap's start or end (is the gap old enough, how long has it run), so that the 50 us between it and
 // clock_gettime never shows up as a gap that started in the future. Deadlines stay on CLOCK_MONOTONIC:

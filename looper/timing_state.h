@@ -187,6 +187,8 @@ class Inside {
 };
 
 uint32_t MainTid(const hook::PluginContext* ctx);
+// The calling thread's CPU clock (a message's or a long gap's CPU time on the main thread).
+inline uint64_t ThreadCpuNs() { return hook::ClockNs(CLOCK_THREAD_CPUTIME_ID); }
 // Another thread's CPU clock from its kernel tid; 0 when it cannot be read.
 uint64_t CpuNsOfTid(uint32_t tid);
 // The main queue's pending messages, read from the watchdog thread.
