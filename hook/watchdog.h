@@ -12,7 +12,8 @@
 //   that was disarmed and re-armed with another id fail a stale CAS (no ABA).
 // - The thread sleeps on a futex (the word is a wake sequence) with an absolute CLOCK_MONOTONIC timeout at
 //   the nearest deadline or periodic check, or with no timeout at all when nothing is pending, so it is
-//   fully idle (zero wakeups) then; after a pass, once more first, for the rare-text sweep it owes (Loop). Arm bumps the sequence and issues FUTEX_WAKE only when the new deadline
+//   fully idle (zero wakeups) then (after a pass that did anything, once its rare-text sweep is made: Loop).
+//   Arm bumps the sequence and issues FUTEX_WAKE only when the new deadline
 //   is earlier than the one the thread sleeps towards (or it is between scans), so arming a deadline later
 //   than the planned wake-up costs a few atomics and no syscall. A condition variable would need a mutex
 //   that Arm would share with the watchdog: exactly the lock a hot path must not take.

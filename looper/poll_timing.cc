@@ -229,9 +229,9 @@ uint64_t GapClockNs() { return hook::ProcessEventClock().NowNs(); }
 // source is off, so that a recalibrated clock (a test's options) is copied afresh.
 // The copy's usual read (EventClock::ReadCopy) is inline; its refill once the copy is used up (NowNsFrom:
 // the process clock's read, maybe its re-anchor, the copy; about one wake in 6) is a function of its own,
-// entered from every hot function that reads the clock. Inline in each of them (five copies), the refill
-// was ~1.5 KB of the looper's wake path (census11), which then spread over two text pages: each cold wake
-// paid a second page. lib/startup_order.ld places it with the wake's other functions (hot, by its name).
+// entered from every hot function that reads the clock. Inline in each of them, the refill was ~550 bytes
+// of the looper's wake functions (Release x86_64), which then did not fit the text page they share with
+// .plt: each cold wake paid a second page. lib/startup_order.ld places it with them (hot, by its name).
 __attribute__((noinline)) uint64_t RefillMainGapClock() {
   return hook::ProcessEventClock().NowNsFrom(&jni::g_main_gap.poll_clock);
 }
