@@ -81,6 +81,15 @@ uint64_t FiredCount(const Watchdog& w, uint64_t want) {
   return w.stats().deadlines_fired;
 }
 
+// The same for the rare-text sweeps, which come up to a sweep period (kRareTextSweepNs) after a pass: polled.
+uint64_t SweptCount(const Watchdog& w, uint64_t want) {
+  const uint64_t give_up = MonotonicNs() + 5 * kNsPerSec;
+  while (w.stats().rare_text_sweeps < want && MonotonicNs() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return w.stats().rare_text_sweeps;
+}
+
 // Ground truth for lateness the host caused: how long the thread has waited on a run queue while runnable
 // (/proc/<tid>/schedstat, second field), a wake-up included. On a shared 2-core host under load the watchdog
 // thread waits there for tens of milliseconds at a time; a deadline late by that much is the host's, not
@@ -473,11 +482,7 @@ TEST(Watchdog, IdleThreadNeverWakesUp) {
   // Once the callback returned (counted), the only place the thread can block is its futex wait.
   ASSERT_EQ(FiredCount(w, 1), 1u);
   // And the one rare-text sweep those passes owe (APassIsFollowedByOneRareTextSweepBeforeTheThreadParks).
-  const uint64_t give_up = MonotonicNs() + 5 * kNsPerSec;
-  while (w.stats().rare_text_sweeps == 0 && MonotonicNs() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ASSERT_EQ(w.stats().rare_text_sweeps, 1u);
+  ASSERT_EQ(SweptCount(w, 1), 1u);
   ASSERT_TRUE(WaitUntilAsleep(tid));
   const uint64_t after_fire = w.stats().loop_iterations;
   EXPECT_LE(after_fire - iterations, 5u);
@@ -501,11 +506,7 @@ TEST(Watchdog, APassIsFollowedByOneRareTextSweepBeforeTheThreadParks) {
   ASSERT_TRUE(log.counter.WaitFor(1));
   ASSERT_EQ(FiredCount(w, 1), 1u);
   // The sweep comes when it is due (one period after the first pass), with nothing armed.
-  const uint64_t give_up = MonotonicNs() + 5 * kNsPerSec;
-  while (w.stats().rare_text_sweeps == 0 && MonotonicNs() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ASSERT_EQ(w.stats().rare_text_sweeps, 1u) << "a parked watchdog owed a sweep and never made it";
+  ASSERT_EQ(SweptCount(w, 1), 1u) << "a parked watchdog owed a sweep and never made it";
   EXPECT_GE(MonotonicNs() - t0, kRareTextSweepNs) << "swept before the sweep was due";
   // Then parked: no pass, no sweep for longer than a sweep period.
   ASSERT_TRUE(WaitUntilAsleep(tid));
