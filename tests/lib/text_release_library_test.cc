@@ -114,10 +114,10 @@ TEST(TextReleaseLibrary, TheSteadyTextSharesOneWindowWithInitAndPlt) {
       << " past 64 KiB";
 }
 
-// A function symbol of the file's .symtab whose (mangled) name contains `part` and is not a split-off
-// part (".cold"), read with libelf: its address and size; {0, 0} if none or unreadable.
-Section FindFunction(const char* path, const char* part) {
-  Section out;
+// For each of `parts`, the function symbol of the file's .symtab whose (mangled) name contains it and is not
+// a split-off part (".cold"), read with libelf in one pass: its address and size; {0, 0} if none or unreadable.
+std::vector<Section> FindFunctions(const char* path, const std::vector<const char*>& parts) {
+  std::vector<Section> out(parts.size());
   if (elf_version(EV_CURRENT) == EV_NONE) return out;
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return out;
@@ -130,7 +130,10 @@ Section FindFunction(const char* path, const char* part) {
         GElf_Sym sym;
         if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr || GELF_ST_TYPE(sym.st_info) != STT_FUNC) continue;
         const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
-        if (name && strstr(name, part) && !strchr(name, '.')) out = {sym.st_value, sym.st_size};
+        if (name == nullptr || strchr(name, '.')) continue;
+        for (size_t k = 0; k < parts.size(); ++k) {
+          if (strstr(name, parts[k])) out[k] = {sym.st_value, sym.st_size};
+        }
       }
     }
     elf_end(elf);
@@ -145,15 +148,17 @@ Section FindFunction(const char* path, const char* part) {
 // on a host where every wake comes back cold each page is a page walk of its own (BENCHMARKS.md, session 11).
 TEST(TextReleaseLibrary, TheLooperWakePathLiesOnOneTextPage) {
   if (JP_SANITIZED || !JP_RELEASE_BUILD) GTEST_SKIP() << "the sizes hold for the Release build";
-  const char* const kWakePath[] = {"looper8internal12_GLOBAL__N_19ProxyWaitILi0E",
-                                   "looper8internal12_GLOBAL__N_18WaitSlowILi0E",
-                                   "looper8internal12_GLOBAL__N_114MainSlowBefore",
-                                   "looper8internal12_GLOBAL__N_19AfterLookILb1E",
-                                   "looper8internal12_GLOBAL__N_118RefillMainGapClock"};
+  const std::vector<const char*> kWakePath = {"looper8internal12_GLOBAL__N_19ProxyWaitILi0E",
+                                               "looper8internal12_GLOBAL__N_18WaitSlowILi0E",
+                                               "looper8internal12_GLOBAL__N_114MainSlowBefore",
+                                               "looper8internal12_GLOBAL__N_19AfterLookILb1E",
+                                               "looper8internal12_GLOBAL__N_118RefillMainGapClock"};
+  const std::vector<Section> found = FindFunctions(JP_LIBRARY_PATH, kWakePath);
   constexpr uint64_t kTextPage = 4096;
   uint64_t page = UINT64_MAX;
-  for (const char* part : kWakePath) {
-    const Section f = FindFunction(JP_LIBRARY_PATH, part);
+  for (size_t k = 0; k < kWakePath.size(); ++k) {
+    const char* const part = kWakePath[k];
+    const Section& f = found[k];
     ASSERT_GT(f.size, 0u) << part << " not in the symbol table of " << JP_LIBRARY_PATH << " (renamed?)";
     if (page == UINT64_MAX) page = f.addr / kTextPage;
     EXPECT_EQ(f.addr / kTextPage, page) << std::hex << part << " starts at 0x" << f.addr << ", not on page 0x"
