@@ -11,7 +11,7 @@ endif()
 # The poll source per gap, natively: the libutils.so fixture's pollOnce(0) unhooked / hooked on another
 # thread / hooked on the main thread, with the real timeline, watchdog and looper timing (no JVM).
 if(TARGET jp_libutils)
-  add_executable(looper_poll_bench ${CMAKE_CURRENT_LIST_DIR}/looper_poll_bench.cc)
+  add_executable(looper_poll_bench ${CMAKE_CURRENT_LIST_DIR}/looper_poll_bench.cc ${CMAKE_CURRENT_LIST_DIR}/cold_caches.cc)
   target_link_libraries(looper_poll_bench PRIVATE jp_looper jp_hook jp_plt benchmark::benchmark Threads::Threads ${CMAKE_DL_LIBS})
   target_include_directories(looper_poll_bench PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include)
   target_compile_definitions(looper_poll_bench PRIVATE JP_LIBUTILS_PATH="$<TARGET_FILE:jp_libutils>")
