@@ -1,14 +1,12 @@
 // libjankprobe.so runs inside other people's apps: it may need only libc-level libraries (on Android libc,
 // libdl, liblog) and must export only the public C API and JNI_OnLoad, nothing of its C++ inside.
-#include <fcntl.h>
-#include <gelf.h>
 #include <gtest/gtest.h>
-#include <libelf.h>
-#include <unistd.h>
 
 #include <set>
 #include <string>
 #include <vector>
+
+#include "tests/lib/elf_sections.h"
 
 namespace {
 
@@ -23,48 +21,26 @@ struct Surface {
 
 Surface ReadSurface(const char* path) {
   Surface s;
-  elf_version(EV_CURRENT);
-  int fd = open(path, O_RDONLY);
-  EXPECT_GE(fd, 0) << path;
-  if (fd < 0) return s;
-  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
-  EXPECT_NE(elf, nullptr);
-  size_t shstrndx = 0;
-  s.opened = elf != nullptr && elf_getshdrstrndx(elf, &shstrndx) == 0;
-  Elf_Scn* scn = nullptr;
-  while (s.opened && (scn = elf_nextscn(elf, scn)) != nullptr) {
-    GElf_Shdr sh;
-    gelf_getshdr(scn, &sh);
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    const char* section_name = elf_strptr(elf, shstrndx, sh.sh_name);
-    s.sections.insert(section_name ? section_name : "");
-    if (section_name && std::string(section_name) == ".gnu_debuglink" && data && data->d_size > 0) {
-      s.debuglink = static_cast<const char*>(data->d_buf);  // NUL-terminated name, then padding and CRC
+  s.opened = jp::testing::WalkElf(path, [&s](const jp::testing::ElfSection& sec) {
+    s.sections.insert(sec.name);
+    if (std::string(sec.name) == ".gnu_debuglink" && sec.data && sec.data->d_size > 0) {
+      s.debuglink = static_cast<const char*>(sec.data->d_buf);  // NUL-terminated name, then padding and CRC
     }
-    if (sh.sh_type == SHT_SYMTAB) {
-      for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; ++i) {
-        GElf_Sym sym;
-        gelf_getsym(data, static_cast<int>(i), &sym);
-        s.local_symbols.push_back(elf_strptr(elf, sh.sh_link, sym.st_name));
-      }
-    } else if (sh.sh_type == SHT_DYNAMIC) {
-      for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; ++i) {
-        GElf_Dyn dyn;
-        gelf_getdyn(data, static_cast<int>(i), &dyn);
-        if (dyn.d_tag == DT_NEEDED) s.needed.push_back(elf_strptr(elf, sh.sh_link, dyn.d_un.d_val));
-      }
-    } else if (sh.sh_type == SHT_DYNSYM) {
-      for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; ++i) {
-        GElf_Sym sym;
-        gelf_getsym(data, static_cast<int>(i), &sym);
-        if (sym.st_shndx == SHN_UNDEF || GELF_ST_BIND(sym.st_info) == STB_LOCAL) continue;
-        if (GELF_ST_VISIBILITY(sym.st_other) != STV_DEFAULT) continue;
-        s.exported.insert(elf_strptr(elf, sh.sh_link, sym.st_name));
+    if (sec.header.sh_type == SHT_DYNAMIC) sec.AppendNeeded(&s.needed);
+    if (sec.header.sh_type != SHT_SYMTAB && sec.header.sh_type != SHT_DYNSYM) return;
+    for (size_t i = 0; i < sec.count(); ++i) {
+      GElf_Sym sym;
+      const char* name = nullptr;
+      if (!sec.Symbol(i, &sym, &name)) continue;
+      if (sec.header.sh_type == SHT_SYMTAB) {
+        s.local_symbols.push_back(name);
+      } else if (sym.st_shndx != SHN_UNDEF && GELF_ST_BIND(sym.st_info) != STB_LOCAL &&
+                 GELF_ST_VISIBILITY(sym.st_other) == STV_DEFAULT) {
+        s.exported.insert(name);
       }
     }
-  }
-  elf_end(elf);
-  close(fd);
+  });
+  EXPECT_TRUE(s.opened) << path;
   return s;
 }
 

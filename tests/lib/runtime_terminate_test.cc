@@ -2,15 +2,13 @@
 // verbose one, which would link the whole demangler in (its tables alone took RELRO from two pages to
 // three, private in every app that loads us). The library must hold no demangler, and the handler must
 // still say what happened before it aborts.
-#include <fcntl.h>
-#include <gelf.h>
 #include <gtest/gtest.h>
-#include <libelf.h>
-#include <unistd.h>
 
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "tests/lib/elf_sections.h"
 
 namespace __gnu_cxx {
 void __verbose_terminate_handler();  // lib/lib_anchor.cc, compiled into this test too
@@ -27,41 +25,21 @@ struct Image {
 
 Image ReadImage(const char* path) {
   Image image;
-  elf_version(EV_CURRENT);
-  const int fd = open(path, O_RDONLY);
-  EXPECT_GE(fd, 0) << path;
-  if (fd < 0) return image;
-  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
-  image.opened = elf != nullptr;
-  size_t phnum = 0;
-  if (image.opened && elf_getphdrnum(elf, &phnum) == 0) {
-    for (size_t i = 0; i < phnum; ++i) {
-      GElf_Phdr ph;
-      if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_GNU_RELRO) image.relro_bytes = ph.p_memsz;
-    }
-  }
-  Elf_Scn* scn = nullptr;
-  while (image.opened && (scn = elf_nextscn(elf, scn)) != nullptr) {
-    GElf_Shdr sh;
-    gelf_getshdr(scn, &sh);
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (sh.sh_type == SHT_DYNAMIC) {
-      for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; ++i) {
-        GElf_Dyn dyn;
-        gelf_getdyn(data, static_cast<int>(i), &dyn);
-        if (dyn.d_tag == DT_NEEDED) image.needed.push_back(elf_strptr(elf, sh.sh_link, dyn.d_un.d_val));
-      }
-    }
-    if (sh.sh_type != SHT_SYMTAB) continue;
-    for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; ++i) {
-      GElf_Sym sym;
-      gelf_getsym(data, static_cast<int>(i), &sym);
-      const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
-      image.symbols.push_back(name ? name : "");
-    }
-  }
-  if (elf) elf_end(elf);
-  close(fd);
+  image.opened = jp::testing::WalkElf(
+      path,
+      [&image](const jp::testing::ElfSection& sec) {
+        if (sec.header.sh_type == SHT_DYNAMIC) sec.AppendNeeded(&image.needed);
+        if (sec.header.sh_type != SHT_SYMTAB) return;
+        for (size_t i = 0; i < sec.count(); ++i) {
+          GElf_Sym sym;
+          const char* name = nullptr;
+          if (sec.Symbol(i, &sym, &name)) image.symbols.push_back(name);
+        }
+      },
+      [&image](const GElf_Phdr& ph) {
+        if (ph.p_type == PT_GNU_RELRO) image.relro_bytes = ph.p_memsz;
+      });
+  EXPECT_TRUE(image.opened) << path;
   return image;
 }
 

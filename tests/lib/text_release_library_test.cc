@@ -7,9 +7,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <gtest/gtest.h>
-#include <libelf.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +22,7 @@
 #include <vector>
 
 #include "tests/fixtures/libinput/input_channel.h"
+#include "tests/lib/elf_sections.h"
 #include "tests/lib/library_child.h"
 #include "tests/lib/library_file.h"
 
@@ -34,12 +33,14 @@ constexpr const char* kAllOff =
     "{\"input\": {\"enabled\": false}, \"idle\": {\"enabled\": false},"
     " \"barrier\": {\"enabled\": false}, \"looper\": {\"enabled\": false}}";
 
+using jp::testing::ElfSection;
 using jp::testing::FindSection;
 using jp::testing::FirstSegmentEnd;
 using jp::testing::InChild;
 using jp::testing::LibraryApi;
 using jp::testing::Released;
 using jp::testing::Section;
+using jp::testing::WalkElf;
 
 bool Present(uintptr_t addr) {
   const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
@@ -118,27 +119,17 @@ TEST(TextReleaseLibrary, TheSteadyTextSharesOneWindowWithInitAndPlt) {
 // a split-off part (".cold"), read with libelf in one pass: its address and size; {0, 0} if none or unreadable.
 std::vector<Section> FindFunctions(const char* path, const std::vector<const char*>& parts) {
   std::vector<Section> out(parts.size());
-  if (elf_version(EV_CURRENT) == EV_NONE) return out;
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
-  if (Elf* elf = elf_begin(fd, ELF_C_READ, nullptr)) {
-    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
-      GElf_Shdr sh;
-      if (gelf_getshdr(scn, &sh) == nullptr || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0) continue;
-      Elf_Data* data = elf_getdata(scn, nullptr);
-      for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; ++i) {
-        GElf_Sym sym;
-        if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr || GELF_ST_TYPE(sym.st_info) != STT_FUNC) continue;
-        const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
-        if (name == nullptr || strchr(name, '.')) continue;
-        for (size_t k = 0; k < parts.size(); ++k) {
-          if (strstr(name, parts[k])) out[k] = {sym.st_value, sym.st_size};
-        }
+  WalkElf(path, [&](const ElfSection& sec) {
+    if (sec.header.sh_type != SHT_SYMTAB) return;
+    for (size_t i = 0; i < sec.count(); ++i) {
+      GElf_Sym sym;
+      const char* name = nullptr;
+      if (!sec.Symbol(i, &sym, &name) || GELF_ST_TYPE(sym.st_info) != STT_FUNC || strchr(name, '.')) continue;
+      for (size_t k = 0; k < parts.size(); ++k) {
+        if (strstr(name, parts[k])) out[k] = {sym.st_value, sym.st_size};
       }
     }
-    elf_end(elf);
-  }
-  close(fd);
+  });
   return out;
 }
 
