@@ -19,6 +19,7 @@
 
 #include "barrier/main_queue.h"
 #include "tests/jvm/app_under_test.h"
+#include "tests/proc_threads.h"
 
 namespace jp::testing {
 namespace {
@@ -185,14 +186,7 @@ ThreadStack MeasureStack(const std::string& tid) {
 // inherited its name (hook/report_sink.cc); both are attached to the VM.
 std::vector<ThreadStack> MeasureWatchdogStacks() {
   std::vector<ThreadStack> out;
-  DIR* dir = opendir("/proc/self/task");
-  if (!dir) return out;
-  while (dirent* e = readdir(dir)) {
-    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
-    std::string name;
-    if (std::getline(comm, name) && name == "jp-watchdog") out.push_back(MeasureStack(e->d_name));
-  }
-  closedir(dir);
+  for (pid_t tid : jp::testing::ThreadsNamed("jp-watchdog")) out.push_back(MeasureStack(std::to_string(tid)));
   return out;
 }
 

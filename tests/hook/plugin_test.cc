@@ -11,6 +11,7 @@
 #include "hook/clock.h"
 #include "hook/monitor.h"
 #include "jankprobe/jankprobe.h"
+#include "tests/proc_threads.h"
 
 namespace jp::hook {
 namespace {
@@ -60,19 +61,7 @@ int ThreadCount() {
 }
 
 // Whether a thread of this process has this name (/proc/self/task/<tid>/comm).
-bool HasThreadNamed(const std::string& name) {
-  bool found = false;
-  if (DIR* d = opendir("/proc/self/task")) {
-    while (dirent* e = readdir(d)) {
-      if (e->d_name[0] == '.') continue;
-      std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
-      std::string line;
-      if (std::getline(comm, line) && line == name) found = true;
-    }
-    closedir(d);
-  }
-  return found;
-}
+bool HasThreadNamed(const std::string& name) { return !jp::testing::ThreadsNamed(name).empty(); }
 
 // A joined thread can still be listed in /proc/self/task for a moment (the kernel releases it after the
 // join's wake-up), so absence is checked with a bounded wait; presence needs none (Start waits for the tid).

@@ -19,9 +19,13 @@
 #include "hook/clock.h"
 #include "hook/event_clock.h"
 #include "hook/text_release.h"
+#include "tests/proc_threads.h"
 
 namespace jp::hook {
 namespace {
+
+using jp::testing::RunDelayNs;
+using jp::testing::VoluntarySwitches;
 
 // Slack allowed between a deadline and its callback on top of the time the host kept the watchdog thread
 // off a CPU while it was runnable (RunDelayNs): timer slack, the wake-up path, earlier callbacks.
@@ -64,15 +68,6 @@ void RecordFire(const DeadlineFired& f, void* arg) {
   log->counter.Add();
 }
 
-uint64_t VoluntarySwitches(pid_t tid) {
-  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stoull(line.substr(24));
-  }
-  return UINT64_MAX;
-}
-
 // Watchdog::stats() counts a fire after its callback returned, so a test that saw the callback waits a
 // moment for the count.
 uint64_t FiredCount(const Watchdog& w, uint64_t want) {
@@ -90,16 +85,10 @@ uint64_t SweptCount(const Watchdog& w, uint64_t want) {
   return w.stats().rare_text_sweeps;
 }
 
-// Ground truth for lateness the host caused: how long the thread has waited on a run queue while runnable
-// (/proc/<tid>/schedstat, second field), a wake-up included. On a shared 2-core host under load the watchdog
-// thread waits there for tens of milliseconds at a time; a deadline late by that much is the host's, not
-// the watchdog's. 0 when the kernel does not keep the figure (the bounds are then the bare tolerance).
-uint64_t RunDelayNs(pid_t tid) {
-  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/schedstat");
-  uint64_t on_cpu = 0, waited = 0;
-  if (!(in >> on_cpu >> waited)) return 0;
-  return waited;
-}
+// RunDelayNs (tests/proc_threads.h) is the ground truth for lateness the host caused: on a shared 2-core
+// host under load the watchdog thread waits on a run queue for tens of milliseconds at a time; a deadline
+// late by that much is the host's, not the watchdog's (0 where the kernel keeps no schedstat: the bounds
+// are then the bare tolerance).
 
 bool TaskExists(pid_t tid) {
   struct stat st;
@@ -111,10 +100,7 @@ bool TaskExists(pid_t tid) {
 bool WaitUntilAsleep(pid_t tid) {
   const uint64_t give_up = MonotonicNs() + 5 * kNsPerSec;
   while (MonotonicNs() < give_up) {
-    std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    size_t paren = stat.rfind(')');  // the command name may contain spaces; the state follows ") "
-    if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'S') return true;
+    if (jp::testing::ThreadState(tid) == 'S') return true;
     std::this_thread::yield();
   }
   return false;

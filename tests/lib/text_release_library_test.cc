@@ -25,6 +25,7 @@
 #include "tests/lib/elf_sections.h"
 #include "tests/lib/library_child.h"
 #include "tests/lib/library_file.h"
+#include "tests/proc_threads.h"
 
 namespace {
 
@@ -225,30 +226,10 @@ TEST(TextReleaseLibrary, AfterStartAndConfigureNoPageOfTheRangeIsResidentAndTheL
 // The watchdog thread's voluntary context switches (it sleeps between its periodic checks): -1 if there is
 // no such thread.
 long WatchdogWakeups() {
-  char path[300];
-  long total = -1;
-  DIR* dir = opendir("/proc/self/task");
-  if (!dir) return -1;
-  while (dirent* d = readdir(dir)) {
-    if (d->d_name[0] == '.') continue;
-    snprintf(path, sizeof path, "/proc/self/task/%s/comm", d->d_name);
-    char comm[32] = {};
-    FILE* f = fopen(path, "re");
-    if (!f) continue;
-    const bool ours = fgets(comm, sizeof comm, f) && strncmp(comm, "jp-watchdog", 11) == 0;
-    fclose(f);
-    if (!ours) continue;
-    snprintf(path, sizeof path, "/proc/self/task/%s/status", d->d_name);
-    if ((f = fopen(path, "re"))) {
-      char line[128];
-      while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0) total = strtol(line + 24, nullptr, 10);
-      }
-      fclose(f);
-    }
-  }
-  closedir(dir);
-  return total;
+  const std::vector<pid_t> tids = jp::testing::ThreadsNamed("jp-watchdog");
+  if (tids.empty()) return -1;
+  const uint64_t n = jp::testing::VoluntarySwitches(tids.back());
+  return n == UINT64_MAX ? -1 : static_cast<long>(n);
 }
 
 // A thread that start launches runs on across the release: the watchdog's loop (entered once, before the

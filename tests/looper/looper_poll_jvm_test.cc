@@ -24,6 +24,7 @@
 #include "jankprobe/plt.h"
 #include "tests/jvm/app_under_test.h"
 #include "tests/looper/looper_jvm_support.h"
+#include "tests/proc_threads.h"
 
 namespace jp::testing {
 namespace {
@@ -65,15 +66,7 @@ std::vector<double> PollRecordsMs() {
 // safepoint waiting for starved JVM threads, stretches the gap around it. 0 without schedstat.
 double ProcessRunDelayMs() {
   double ns = 0;
-  DIR* dir = opendir("/proc/self/task");
-  if (!dir) return 0;
-  while (dirent* e = readdir(dir)) {
-    if (e->d_name[0] == '.') continue;
-    std::ifstream in(std::string("/proc/self/task/") + e->d_name + "/schedstat");
-    double on_cpu = 0, waited = 0;
-    if (in >> on_cpu >> waited) ns += waited;
-  }
-  closedir(dir);
+  for (pid_t tid : jp::testing::ThreadIds()) ns += static_cast<double>(jp::testing::RunDelayNs(tid));
   return ns / 1e6;
 }
 

@@ -45,6 +45,7 @@
 #include "looper/dispatch_timing.h"
 #include "looper/timing_state.h"
 #include "tests/fixtures/libutils/native_looper.h"
+#include "tests/proc_threads.h"
 
 namespace jp {
 namespace {
@@ -62,13 +63,7 @@ uint64_t RunDelayNs(pid_t tid) {
 }
 
 // Whether the thread is asleep (state S in /proc/<tid>/stat: blocked in a call such as epoll_wait).
-bool Asleep(pid_t tid) {
-  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
-  std::string line;
-  std::getline(in, line);
-  const size_t paren = line.rfind(')');  // the name in parentheses may hold anything
-  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'S';
-}
+bool Asleep(pid_t tid) { return jp::testing::ThreadState(tid) == 'S'; }
 
 // The watchdog's stack captures (one per sampling deadline), timed on CLOCK_MONOTONIC.
 struct CaptureLog {
