@@ -20,13 +20,6 @@
 //   first lines of ours, session 11). added_ns_per_wait is what each idle period's wake adds, cold: the
 //   number the in-situ figure is made of, without the JVM's noise (though not without the host's: a 4 ms
 //   wait itself cost 57-72 us of the thread's CPU time on the KVM guest of session 11).
-// - EvictedWait: one wait of PollWait's kind (a wake pending, so it returns at once) timed with the
-//   caches, the TLBs and the page-walk caches emptied just before it (bench/cold_caches.h: no sleep, so
-//   none of the hypervisor's idle and wake), three sides interleaved in every iteration (order reversed
-//   every other one): unhooked; "floor", unhooked plus the least any per-wake hook must do (a call into a
-//   text page of its own and one store to a data page of its own); main_thread, the poll source. Medians
-//   per side; *_added_ns is a side's median minus unhooked's. It is what one wake-and-wait cycle of the
-//   app costs us when it comes back cold, the in-situ figure's unit, at a resolution of tens of ns.
 // - DrainGaps: the watchdog's side, per gap: its looper.message record appended, the history updated.
 // The plugin pieces are the real ones (timeline, watchdog, looper timing); only the JVM is absent.
 //
@@ -51,14 +44,12 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
 
-#include "bench/cold_caches.h"
+#include "bench/poll_world.h"
 #include "hook/clock.h"
 #include "hook/config.h"
 #include "hook/event_clock.h"
@@ -78,9 +69,7 @@ using WakeFn = void (*)(jpfx_looper*);
 struct World {
   bool ok = false;
   std::string why;
-  std::unique_ptr<hook::Timeline> timeline;
-  hook::Watchdog watchdog;
-  hook::PluginContext ctx;
+  bench::PollWorld plugin;
   jpfx_looper* looper = nullptr;
   PollFn poll = nullptr;
   WakeFn wake = nullptr;
@@ -98,13 +87,11 @@ World* Get() {
     w->poll = reinterpret_cast<PollFn>(dlsym(lib, "jpfx_looper_poll_once"));
     w->wake = reinterpret_cast<WakeFn>(dlsym(lib, "jpfx_looper_wake"));
     w->looper = create ? create() : nullptr;
-    w->timeline = hook::Timeline::Create(hook::Timeline::Options(), &w->why);
-    if (!w->looper || !w->poll || !w->wake || !w->timeline || !w->watchdog.Start(&w->why)) return w;
-    w->ctx.timeline = w->timeline.get();
-    w->ctx.watchdog = &w->watchdog;
-    w->ctx.main_tid = static_cast<uint32_t>(hook::CurrentTid());
-    looper::ActivateTiming(&w->ctx, Config());
-    w->ok = true;
+    if (!w->looper || !w->poll || !w->wake) {
+      w->why = "the libutils.so fixture lacks its looper functions";
+      return w;
+    }
+    w->ok = w->plugin.Start(&w->why);
     return w;
   }();
   return w;
@@ -144,7 +131,7 @@ struct OtherMain {
 
 bool StartMode(World* w, int mode, std::string* why) {
   if (mode == 0) return true;
-  if (mode == 2) return looper::StartPollSource("libutils.so", static_cast<uintptr_t>(pthread_self()), w->ctx.main_tid, why);
+  if (mode == 2) return looper::StartPollSource("libutils.so", static_cast<uintptr_t>(pthread_self()), w->plugin.ctx.main_tid, why);
   static OtherMain* other = [w] {
     auto* o = new OtherMain;
     std::thread t([o, w] {
@@ -254,75 +241,13 @@ void BM_ColdWake(benchmark::State& state) {
   state.counters["added_ns_per_wait"] = on - off;
 }
 
-// EvictedWait's floor (see the top): what a hook that does nothing but note the wake would add. Its code
-// starts a page of its own, its word is on a page of its own: after an eviction both are first touches,
-// as a hook's own text and data are after a wake.
-alignas(4096) uint64_t g_floor_words[512];
-__attribute__((noinline, aligned(4096))) void FloorHook(uint64_t v) {
-  reinterpret_cast<volatile uint64_t*>(g_floor_words)[0] = v;
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
-void BM_EvictedWait(benchmark::State& state) {
-  World* w = Get();
-  if (!w->ok) return state.SkipWithError(("setup: " + w->why).c_str());
-  static bench::ColdCaches* cold = new bench::ColdCaches;
-  if (!cold->ok()) return state.SkipWithError(cold->why().c_str());
-  enum { kUnhooked, kFloor, kMain, kSides };
-  std::vector<double> ns[kSides];
-  std::string why;
-  int64_t n = 0;
-  uint64_t timed_arms = 0;  // check chains the timed waits started (0: the warm-up's look started it)
-  for (auto _ : state) {
-    double both = 0;
-    for (int k = 0; k < kSides; ++k) {
-      const int side = (n % 2 == 0) ? k : kSides - 1 - k;  // 0 1 2, 2 1 0, ...: a drift cancels
-      state.PauseTiming();
-      if (side == kMain && !StartMode(w, 2, &why)) return state.SkipWithError(("StartPollSource: " + why).c_str());
-      w->poll(w->looper, 0);  // the call site into the proxies' cache (as long before in an app); a gap runs
-      w->wake(w->looper);     // the wait below returns at once
-      const uint64_t arms = side == kMain ? looper::TimingCounters().poll_check_arms : 0;  // before: it reads our data
-      cold->Evict();
-      state.ResumeTiming();
-      const auto t0 = std::chrono::steady_clock::now();
-      benchmark::DoNotOptimize(w->poll(w->looper, 1000));
-      if (side == kFloor) FloorHook(static_cast<uint64_t>(n));
-      const auto t1 = std::chrono::steady_clock::now();
-      const double d = std::chrono::duration<double, std::nano>(t1 - t0).count();
-      state.PauseTiming();
-      if (side == kMain) {
-        timed_arms += looper::TimingCounters().poll_check_arms - arms;
-        looper::DrainPollSource();
-        looper::StopPollSource();
-      }
-      state.ResumeTiming();
-      ns[side].push_back(d);
-      both += d;
-    }
-    ++n;
-    state.SetIterationTime(both * 1e-9);
-  }
-  if (n == 0) return;
-  const double off = Median(ns[kUnhooked]);
-  state.counters["unhooked_ns"] = off;
-  state.counters["floor_added_ns"] = Median(ns[kFloor]) - off;
-  state.counters["main_thread_added_ns"] = Median(ns[kMain]) - off;
-  state.counters["timed_check_arms"] = static_cast<double>(timed_arms);
-  if (!cold->evicts_code()) state.SetLabel(cold->why());
-}
-
 // The watchdog's side: draining kBatch finished gaps (their looper.message records appended to the
 // timeline, the history window updated). Off the main thread in the app.
 void BM_DrainGaps(benchmark::State& state) {
   World* w = Get();
   if (!w->ok) return state.SkipWithError(("setup: " + w->why).c_str());
   std::string why;
-  if (!looper::StartPollSource("libutils.so", static_cast<uintptr_t>(pthread_self()), w->ctx.main_tid, &why)) {
+  if (!looper::StartPollSource("libutils.so", static_cast<uintptr_t>(pthread_self()), w->plugin.ctx.main_tid, &why)) {
     return state.SkipWithError(("StartPollSource: " + why).c_str());
   }
   for (auto _ : state) {
@@ -350,8 +275,6 @@ BENCHMARK(BM_PollWait_MainThread)->Repetitions(10);
 BENCHMARK(BM_DrainGaps)->Repetitions(3);
 // 40 iterations: 80 blocks of 25 waits of 4 ms, ~8 s per repetition.
 BENCHMARK(BM_ColdWake)->UseManualTime()->Iterations(40)->Repetitions(5);
-// 200 iterations of three evictions (~10 ms each here): ~6 s per repetition.
-BENCHMARK(BM_EvictedWait)->UseManualTime()->Iterations(200)->Repetitions(5);
 
 // --polls=MODE [--batches=N]: the instruction-counting run (see the top of the file).
 int CountPolls(const std::string& mode_name, int batches, bool wait, int block_ms) {
@@ -366,7 +289,7 @@ int CountPolls(const std::string& mode_name, int batches, bool wait, int block_m
     std::fprintf(stderr, "setup: %s\n", (w->ok ? why : w->why).c_str());
     return 1;
   }
-  const hook::Watchdog::Stats w0 = w->watchdog.stats();
+  const hook::Watchdog::Stats w0 = w->plugin.watchdog.stats();
   const uint64_t t0 = hook::MonotonicNs();
   for (int b = 0; b < batches; ++b) {
     if (block_ms > 0) {
@@ -379,7 +302,7 @@ int CountPolls(const std::string& mode_name, int batches, bool wait, int block_m
     if (mode == 2) looper::DrainPollSource();
   }
   const double secs = static_cast<double>(hook::MonotonicNs() - t0) / 1e9;
-  const hook::Watchdog::Stats w1 = w->watchdog.stats();
+  const hook::Watchdog::Stats w1 = w->plugin.watchdog.stats();
   if (mode > 0) looper::StopPollSource();
   std::printf("%s: %d %s in %.2f s; watchdog: %llu wakes, %llu deadlines fired\n", mode_name.c_str(),
               batches * kBatch, block_ms > 0 ? "blocking waits" : wait ? "waits" : "polls", secs,
