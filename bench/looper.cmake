@@ -29,13 +29,19 @@ if(TARGET jp_libutils AND TARGET jp_looper)
   target_include_directories(jankprobe_twin PRIVATE ${PROJECT_SOURCE_DIR}
                              $<TARGET_PROPERTY:jp_hook,INTERFACE_INCLUDE_DIRECTORIES>)
   jp_link_as_shipped(jankprobe_twin ${CMAKE_CURRENT_LIST_DIR}/library_twin.map)
+  # A second, identical copy, loaded beside the first: what the two differ by is a run's resolution.
+  add_library(jankprobe_twin_b SHARED ${PROJECT_SOURCE_DIR}/lib/lib_anchor.cc ${PROJECT_SOURCE_DIR}/lib/monitors.cc
+              ${CMAKE_CURRENT_LIST_DIR}/library_twin.cc)
+  target_include_directories(jankprobe_twin_b PRIVATE ${PROJECT_SOURCE_DIR}
+                             $<TARGET_PROPERTY:jp_hook,INTERFACE_INCLUDE_DIRECTORIES>)
+  jp_link_as_shipped(jankprobe_twin_b ${CMAKE_CURRENT_LIST_DIR}/library_twin.map)
   add_library(jp_floor_hook SHARED ${CMAKE_CURRENT_LIST_DIR}/floor_hook.cc)
   add_executable(looper_wake_bench ${CMAKE_CURRENT_LIST_DIR}/looper_wake_bench.cc ${CMAKE_CURRENT_LIST_DIR}/cold_caches.cc)
   target_link_libraries(looper_wake_bench PRIVATE benchmark::benchmark Threads::Threads ${CMAKE_DL_LIBS})
   target_include_directories(looper_wake_bench PRIVATE ${PROJECT_SOURCE_DIR})
   target_compile_definitions(looper_wake_bench PRIVATE JP_LIBUTILS_PATH="$<TARGET_FILE:jp_libutils>"
-                             JP_TWIN_PATH="$<TARGET_FILE:jankprobe_twin>" JP_FLOOR_PATH="$<TARGET_FILE:jp_floor_hook>")
-  add_dependencies(looper_wake_bench jp_libutils jankprobe_twin jp_floor_hook)
+                             JP_TWIN_PATH="$<TARGET_FILE:jankprobe_twin>" JP_TWIN_B_PATH="$<TARGET_FILE:jankprobe_twin_b>" JP_FLOOR_PATH="$<TARGET_FILE:jp_floor_hook>")
+  add_dependencies(looper_wake_bench jp_libutils jankprobe_twin jankprobe_twin_b jp_floor_hook)
   set_target_properties(looper_wake_bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
   jp_strict_warnings(looper_wake_bench)
 endif()

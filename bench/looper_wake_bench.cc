@@ -21,8 +21,13 @@
 //   data page of its own. The object's address region is then as cold as our library's after a wake (a
 //   hook linked into the executable would share the region of the benchmark's own loop, which every
 //   cycle touches anyway);
-// - main_thread: the poll source installed, this thread the main thread.
-// Medians per side over the iterations; *_added_ns is a side's median minus unhooked's. timed_check_arms
+// - main_thread: the poll source installed, this thread the main thread;
+// - copy_b: the same in libjankprobe_twin_b.so, a second copy of the twin built from the same sources and
+//   loaded beside it (its own text, data and physical pages). What two identical copies differ by is the
+//   run's resolution for a layout or code change: where a copy's pages lie moved one copy's figure by up
+//   to ~0.4 us against the other's in one run, so a change needs several invocations to be judged.
+// Medians per side over the iterations; *_added_ns is a side's median minus unhooked's;
+// copy_b_minus_a_ns the median of the per-iteration differences between the two copies. timed_check_arms
 // counts sampling check chains started inside the timed waits (0: the warm-up look before the eviction
 // started it, as a look long before does in an app). The label says whether the loader put the twin's
 // hot text page and .data's page in one 2 MiB region (no difference was seen between the two).
@@ -57,14 +62,14 @@ struct Twin {
   jpfx_looper* looper = nullptr;
   PollFn poll = nullptr;
   WakeFn wake = nullptr;
-  StartFn start = nullptr;
-  StopFn stop = nullptr;
+  StartFn start = nullptr, start_b = nullptr;
+  StopFn stop = nullptr, stop_b = nullptr;
   ArmsFn arms = nullptr;
   void (*floor)(uint64_t) = nullptr;  // bench/floor_hook.cc
 
-  bool Start() {
+  bool Start(bool b = false) {
     char buf[512] = {};
-    if (start("libutils.so", static_cast<uintptr_t>(pthread_self()), buf, sizeof buf) == 0) return true;
+    if ((b ? start_b : start)("libutils.so", static_cast<uintptr_t>(pthread_self()), buf, sizeof buf) == 0) return true;
     why = std::string("jpb_poll_start: ") + buf;
     return false;
   }
@@ -75,7 +80,8 @@ Twin* Get() {
     auto* t = new Twin;
     void* utils = dlopen(JP_LIBUTILS_PATH, RTLD_NOW);
     void* twin = utils ? dlopen(JP_TWIN_PATH, RTLD_NOW) : nullptr;
-    void* floor = twin ? dlopen(JP_FLOOR_PATH, RTLD_NOW) : nullptr;
+    void* twin_b = twin ? dlopen(JP_TWIN_B_PATH, RTLD_NOW) : nullptr;
+    void* floor = twin_b ? dlopen(JP_FLOOR_PATH, RTLD_NOW) : nullptr;
     if (!floor) {
       t->why = dlerror();
       return t;
@@ -86,15 +92,18 @@ Twin* Get() {
     t->start = reinterpret_cast<StartFn>(dlsym(twin, "jpb_poll_start"));
     t->stop = reinterpret_cast<StopFn>(dlsym(twin, "jpb_poll_stop"));
     t->arms = reinterpret_cast<ArmsFn>(dlsym(twin, "jpb_poll_check_arms"));
+    t->start_b = reinterpret_cast<StartFn>(dlsym(twin_b, "jpb_poll_start"));
+    t->stop_b = reinterpret_cast<StopFn>(dlsym(twin_b, "jpb_poll_stop"));
     t->floor = reinterpret_cast<void (*)(uint64_t)>(dlsym(floor, "jp_floor_hook"));
     t->looper = create ? create() : nullptr;
-    if (!t->looper || !t->poll || !t->wake || !t->start || !t->stop || !t->arms || !t->floor) {
+    if (!t->looper || !t->poll || !t->wake || !t->start || !t->stop || !t->arms || !t->floor || !t->start_b || !t->stop_b) {
       t->why = "a fixture or twin entry point is missing";
       return t;
     }
     // The first start builds the twin's plugin side on this thread (the main thread); then out again.
-    if (!t->Start()) return t;
+    if (!t->Start() || !t->Start(true)) return t;
     t->stop();
+    t->stop_b();
     t->ok = true;
     return t;
   }();
@@ -137,7 +146,7 @@ void BM_EvictedWait(benchmark::State& state) {
   if (!t->ok) return state.SkipWithError(("setup: " + t->why).c_str());
   static bench::ColdCaches* cold = new bench::ColdCaches;
   if (!cold->ok()) return state.SkipWithError(cold->why().c_str());
-  enum { kUnhooked, kFloor, kMain, kSides };
+  enum { kUnhooked, kFloor, kMain, kMainB, kSides };
   std::vector<double> ns[kSides];
   int64_t n = 0;
   uint64_t timed_arms = 0;
@@ -146,7 +155,7 @@ void BM_EvictedWait(benchmark::State& state) {
     for (int k = 0; k < kSides; ++k) {
       const int side = (n % 2 == 0) ? k : kSides - 1 - k;  // 0 1 2, 2 1 0, ...: a drift cancels
       state.PauseTiming();
-      if (side == kMain && !t->Start()) return state.SkipWithError(t->why.c_str());
+      if (side >= kMain && !t->Start(side == kMainB)) return state.SkipWithError(t->why.c_str());
       t->poll(t->looper, 0);  // the call site into the proxies' cache (as long before in an app); a gap runs
       t->wake(t->looper);     // the wait below returns at once
       const uint64_t arms = side == kMain ? t->arms() : 0;  // before the eviction: it reads our data
@@ -162,6 +171,7 @@ void BM_EvictedWait(benchmark::State& state) {
         timed_arms += t->arms() - arms;
         t->stop();
       }
+      if (side == kMainB) t->stop_b();
       state.ResumeTiming();
       ns[side].push_back(d);
       all += d;
@@ -174,11 +184,15 @@ void BM_EvictedWait(benchmark::State& state) {
   state.counters["unhooked_ns"] = off;
   state.counters["floor_added_ns"] = Median(ns[kFloor]) - off;
   state.counters["main_thread_added_ns"] = Median(ns[kMain]) - off;
+  state.counters["copy_b_added_ns"] = Median(ns[kMainB]) - off;
+  std::vector<double> diff;
+  for (size_t i = 0; i < ns[kMain].size() && i < ns[kMainB].size(); ++i) diff.push_back(ns[kMainB][i] - ns[kMain][i]);
+  state.counters["copy_b_minus_a_ns"] = Median(diff);
   state.counters["timed_check_arms"] = static_cast<double>(timed_arms);
   state.SetLabel(cold->evicts_code() ? PlacementLabel() : PlacementLabel() + "; " + cold->why());
 }
 
-// 200 iterations of three evictions (~25 ms each on the 2-vCPU guest): ~17 s per repetition.
+// 200 iterations of four evictions (~30 ms each on the 2-vCPU guest): ~25 s per repetition.
 BENCHMARK(BM_EvictedWait)->UseManualTime()->Iterations(200)->Repetitions(5);
 
 }  // namespace
