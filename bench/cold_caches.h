@@ -10,7 +10,8 @@
 //   pages the data TLB and the page-walk caches);
 // - calls a one-instruction function on each of 1024 code pages of its own (the instruction TLB; the
 //   instruction cache goes with the L2, inclusive of L1 on the hosts we run on).
-// ~5-15 ms per call. Not thread-safe; one per benchmark binary.
+// ~25-30 ms per call on the 2-vCPU guest of sessions 11-13 (a page walk per 4 KiB of the buffer). Not
+// thread-safe; one per benchmark binary.
 #ifndef JANKPROBE_BENCH_COLD_CACHES_H_
 #define JANKPROBE_BENCH_COLD_CACHES_H_
 

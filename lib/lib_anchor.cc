@@ -12,7 +12,7 @@ namespace jp {
 int lib_anchor_unused = 0;
 }  // namespace jp
 
-// The C++ runtime is linked in statically (lib/CMakeLists.txt). Its default terminate handler,
+// The C++ runtime is linked in statically (cmake/shipped_link.cmake). Its default terminate handler,
 // __gnu_cxx::__verbose_terminate_handler, prints the uncaught exception's type demangled and so pulls the
 // whole demangler into the library: ~37 KB of text and ~3.3 KB of operator and type tables in
 // .data.rel.ro, which relocations write at load. That made RELRO three pages instead of two (8312 -> 5016
