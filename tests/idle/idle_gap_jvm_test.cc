@@ -78,11 +78,7 @@ Pass RunPass(int64_t ms1, int64_t ms2, bool wake = false) {
   return p;
 }
 
-int64_t GapWordOnMain() {
-  JavaResult r = Jvm()->CallStatic(kScenarios, "gapWordOnMain", "()J");
-  EXPECT_TRUE(r.ok) << r.why;
-  return r.ok ? r.value.j : -1;
-}
+int64_t GapWordOnMain() { return CallStaticLong(kScenarios, "gapWordOnMain"); }
 
 struct Lag {
   bool found = false;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -106,6 +107,17 @@ inline std::string CallStaticString(const char* cls, const char* method) {
   JavaResult r = Jvm()->CallStatic(cls, method, "()Ljava/lang/String;");
   env->PopLocalFrame(nullptr);
   return r.ok ? r.text : "error: " + r.why;
+}
+
+// A static ()J method of `cls`, in a local frame of its own: its value, or -1 (and a failed expectation)
+// when the call did not return one.
+inline int64_t CallStaticLong(const char* cls, const char* method) {
+  JNIEnv* env = Jvm()->Env();
+  env->PushLocalFrame(8);
+  JavaResult r = Jvm()->CallStatic(cls, method, "()J");
+  env->PopLocalFrame(nullptr);
+  EXPECT_TRUE(r.ok) << cls << "." << method << ": " << r.why;
+  return r.ok ? static_cast<int64_t>(r.value.j) : -1;
 }
 
 inline std::string CallString(const char* method) { return CallStaticString(kTestApp, method); }

@@ -52,6 +52,9 @@ inline int Scenario(const char* method, const char* sig = "()I", const std::vect
 
 inline std::string ScenarioString(const char* method) { return CallStaticString(kScenarios, method); }
 
+// The stand-in Choreographer's count of frame callbacks run, in every instance.
+inline int64_t FrameCallbacksRun() { return CallStaticLong("android.view.Choreographer", "callbacksRun"); }
+
 }  // namespace jp::testing
 
 #endif  // JANKPROBE_TESTS_LOOPER_LOOPER_JVM_SUPPORT_H_

@@ -47,16 +47,6 @@ int ReplacePrinter(const std::string& kind) {
 
 constexpr int64_t kParkAfterFrames = 30;  // FrameTicker.PARK_AFTER_FRAMES
 
-// The stand-in Choreographer's count of frame callbacks run, in every instance.
-int64_t FrameCallbacksRun() {
-  JNIEnv* env = Jvm()->Env();
-  env->PushLocalFrame(8);
-  JavaResult r = Jvm()->CallStatic("android.view.Choreographer", "callbacksRun", "()J");
-  env->PopLocalFrame(nullptr);
-  EXPECT_TRUE(r.ok) << r.why;
-  return r.ok ? static_cast<int64_t>(r.value.j) : -1;
-}
-
 // Waits until the frame ticker is parked (its own state, read on the main thread). Returns the frame
 // callbacks run when it was seen parked, or -1 after timeout_ms (checked every 20 ms). A stretch with no
 // callbacks is not proof: on a loaded machine the main thread can wait that long for a core with the ticker
@@ -422,14 +412,7 @@ int64_t HeldRestarts(double held_ms) { return static_cast<int64_t>(std::ceil(hel
 
 // The main looper's dispatches so far, each from before its ">>>>>" printer line to after its "<<<<<" one,
 // in ms (the stand-in Looper's own clock: whatever a Printer measures of a dispatch lies inside).
-double MainDispatchMs() {
-  JNIEnv* env = Jvm()->Env();
-  env->PushLocalFrame(8);
-  JavaResult r = Jvm()->CallStatic("android.os.Looper", "mainDispatchNanos", "()J");
-  env->PopLocalFrame(nullptr);
-  EXPECT_TRUE(r.ok) << r.why;
-  return r.ok ? static_cast<double>(r.value.j) / 1e6 : 0;
-}
+double MainDispatchMs() { return static_cast<double>(CallStaticLong("android.os.Looper", "mainDispatchNanos")) / 1e6; }
 
 // The ticker parks after kParkAfterFrames quiet on-time frames in a row. A late frame (a gap with a dropped
 // frame: "janky") or a busy one (a quarter frame of messages since the previous frame) restarts that run, and

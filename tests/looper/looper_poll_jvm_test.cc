@@ -76,12 +76,6 @@ int CountIn(const std::vector<double>& records, double lo, double hi) {
   return n;
 }
 
-// The stand-in Choreographer's count of frame callbacks run.
-int64_t FrameCallbacksRun() {
-  JavaResult r = Jvm()->CallStatic("android.view.Choreographer", "callbacksRun", "()J");
-  return r.ok ? static_cast<int64_t>(r.value.j) : -1;
-}
-
 // Waits until the frame ticker parked (no frame callback for quiet_ms): the main thread is then quiet.
 bool AwaitQuietMain(int64_t quiet_ms, int64_t timeout_ms) {
   const auto t0 = Clock::now();
