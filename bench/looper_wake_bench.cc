@@ -28,9 +28,9 @@
 //   to ~0.4 us against the other's in one run, so a change needs several invocations to be judged.
 // Medians per side over the iterations; *_added_ns is a side's median minus unhooked's;
 // copy_b_minus_a_ns the median of the per-iteration differences between the two copies. timed_check_arms
-// counts sampling check chains started inside the timed waits (0: the warm-up look before the eviction
-// started it, as a look long before does in an app). The label says whether the loader put the twin's
-// hot text page and .data's page in one 2 MiB region (no difference was seen between the two).
+// counts sampling check chains started inside the timed waits, by either copy (0: the warm-up look before
+// the eviction started it, as a look long before does in an app). The label says whether the loader put
+// the twin's hot text page and .data's page in one 2 MiB region (no difference was seen between the two).
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <link.h>
@@ -56,20 +56,31 @@ using StartFn = int (*)(const char*, uintptr_t, char*, size_t);
 using StopFn = void (*)();
 using ArmsFn = uint64_t (*)();
 
+// One copy of the twin library's entry points (bench/library_twin.cc).
+struct TwinCopy {
+  StartFn start = nullptr;
+  StopFn stop = nullptr;
+  ArmsFn arms = nullptr;
+  bool Load(void* lib) {
+    start = reinterpret_cast<StartFn>(dlsym(lib, "jpb_poll_start"));
+    stop = reinterpret_cast<StopFn>(dlsym(lib, "jpb_poll_stop"));
+    arms = reinterpret_cast<ArmsFn>(dlsym(lib, "jpb_poll_check_arms"));
+    return start && stop && arms;
+  }
+};
+
 struct Twin {
   bool ok = false;
   std::string why;
   jpfx_looper* looper = nullptr;
   PollFn poll = nullptr;
   WakeFn wake = nullptr;
-  StartFn start = nullptr, start_b = nullptr;
-  StopFn stop = nullptr, stop_b = nullptr;
-  ArmsFn arms = nullptr;
+  TwinCopy copy[2];                   // libjankprobe_twin.so, libjankprobe_twin_b.so
   void (*floor)(uint64_t) = nullptr;  // bench/floor_hook.cc
 
-  bool Start(bool b = false) {
+  bool Start(int c) {
     char buf[512] = {};
-    if ((b ? start_b : start)("libutils.so", static_cast<uintptr_t>(pthread_self()), buf, sizeof buf) == 0) return true;
+    if (copy[c].start("libutils.so", static_cast<uintptr_t>(pthread_self()), buf, sizeof buf) == 0) return true;
     why = std::string("jpb_poll_start: ") + buf;
     return false;
   }
@@ -89,21 +100,17 @@ Twin* Get() {
     auto create = reinterpret_cast<CreateFn>(dlsym(utils, "jpfx_looper_create"));
     t->poll = reinterpret_cast<PollFn>(dlsym(utils, "jpfx_looper_poll_once"));
     t->wake = reinterpret_cast<WakeFn>(dlsym(utils, "jpfx_looper_wake"));
-    t->start = reinterpret_cast<StartFn>(dlsym(twin, "jpb_poll_start"));
-    t->stop = reinterpret_cast<StopFn>(dlsym(twin, "jpb_poll_stop"));
-    t->arms = reinterpret_cast<ArmsFn>(dlsym(twin, "jpb_poll_check_arms"));
-    t->start_b = reinterpret_cast<StartFn>(dlsym(twin_b, "jpb_poll_start"));
-    t->stop_b = reinterpret_cast<StopFn>(dlsym(twin_b, "jpb_poll_stop"));
     t->floor = reinterpret_cast<void (*)(uint64_t)>(dlsym(floor, "jp_floor_hook"));
     t->looper = create ? create() : nullptr;
-    if (!t->looper || !t->poll || !t->wake || !t->start || !t->stop || !t->arms || !t->floor || !t->start_b || !t->stop_b) {
+    if (!t->looper || !t->poll || !t->wake || !t->floor || !t->copy[0].Load(twin) || !t->copy[1].Load(twin_b)) {
       t->why = "a fixture or twin entry point is missing";
       return t;
     }
-    // The first start builds the twin's plugin side on this thread (the main thread); then out again.
-    if (!t->Start() || !t->Start(true)) return t;
-    t->stop();
-    t->stop_b();
+    // The first start builds each copy's plugin side on this thread (the main thread); then out again.
+    for (int c = 0; c < 2; ++c) {
+      if (!t->Start(c)) return t;
+      t->copy[c].stop();
+    }
     t->ok = true;
     return t;
   }();
@@ -155,10 +162,11 @@ void BM_EvictedWait(benchmark::State& state) {
     for (int k = 0; k < kSides; ++k) {
       const int side = (n % 2 == 0) ? k : kSides - 1 - k;  // 0 1 2, 2 1 0, ...: a drift cancels
       state.PauseTiming();
-      if (side >= kMain && !t->Start(side == kMainB)) return state.SkipWithError(t->why.c_str());
+      TwinCopy* const copy = side >= kMain ? &t->copy[side - kMain] : nullptr;
+      if (copy && !t->Start(side - kMain)) return state.SkipWithError(t->why.c_str());
       t->poll(t->looper, 0);  // the call site into the proxies' cache (as long before in an app); a gap runs
       t->wake(t->looper);     // the wait below returns at once
-      const uint64_t arms = side == kMain ? t->arms() : 0;  // before the eviction: it reads our data
+      const uint64_t arms = copy ? copy->arms() : 0;  // before the eviction: it reads our data
       cold->Evict();
       state.ResumeTiming();
       const auto t0 = std::chrono::steady_clock::now();
@@ -167,11 +175,10 @@ void BM_EvictedWait(benchmark::State& state) {
       const auto t1 = std::chrono::steady_clock::now();
       const double d = std::chrono::duration<double, std::nano>(t1 - t0).count();
       state.PauseTiming();
-      if (side == kMain) {
-        timed_arms += t->arms() - arms;
-        t->stop();
+      if (copy) {
+        timed_arms += copy->arms() - arms;
+        copy->stop();
       }
-      if (side == kMainB) t->stop_b();
       state.ResumeTiming();
       ns[side].push_back(d);
       all += d;
@@ -189,7 +196,9 @@ void BM_EvictedWait(benchmark::State& state) {
   for (size_t i = 0; i < ns[kMain].size() && i < ns[kMainB].size(); ++i) diff.push_back(ns[kMainB][i] - ns[kMain][i]);
   state.counters["copy_b_minus_a_ns"] = Median(diff);
   state.counters["timed_check_arms"] = static_cast<double>(timed_arms);
-  state.SetLabel(cold->evicts_code() ? PlacementLabel() : PlacementLabel() + "; " + cold->why());
+  std::string label = PlacementLabel();
+  if (!cold->evicts_code()) label += "; " + cold->why();
+  state.SetLabel(label);
 }
 
 // 200 iterations of four evictions (~30 ms each on the 2-vCPU guest): ~25 s per repetition.
