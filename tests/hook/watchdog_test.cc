@@ -24,6 +24,10 @@
 namespace jp::hook {
 namespace {
 
+// RunDelayNs is the ground truth for lateness the host caused: on a shared 2-core host under load the
+// watchdog thread waits on a run queue for tens of milliseconds at a time; a deadline late by that much is
+// the host's, not the watchdog's (0 where the kernel keeps no schedstat: the bounds are then the bare
+// tolerance).
 using jp::testing::RunDelayNs;
 using jp::testing::VoluntarySwitches;
 
@@ -84,11 +88,6 @@ uint64_t SweptCount(const Watchdog& w, uint64_t want) {
   }
   return w.stats().rare_text_sweeps;
 }
-
-// RunDelayNs (tests/proc_threads.h) is the ground truth for lateness the host caused: on a shared 2-core
-// host under load the watchdog thread waits on a run queue for tens of milliseconds at a time; a deadline
-// late by that much is the host's, not the watchdog's (0 where the kernel keeps no schedstat: the bounds
-// are then the bare tolerance).
 
 bool TaskExists(pid_t tid) {
   struct stat st;

@@ -407,7 +407,8 @@ double MainHeldMs() {
 
 // Frames the host's hold of the main thread may have made busy: a frame is busy at a quarter frame of
 // messages since the previous one, and a held message counts its hold; the test's own probe messages
-// (~0.1-1 ms) fill the rest, so every half quarter frame of hold may restart the run once.
+// (~0.1-1 ms) fill the rest. So each half quarter frame of hold, rounded up (any hold at all counts as one),
+// may restart the run once.
 int64_t HeldRestarts(double held_ms) { return static_cast<int64_t>(std::ceil(held_ms / (kFrameMs / 4 / 2))); }
 
 // The main looper's dispatches so far, each from before its ">>>>>" printer line to after its "<<<<<" one,
