@@ -72,6 +72,20 @@ public final class LooperScenarios {
    * The main thread's Choreographer's count of skipped frames (delivered one interval or more after their
    * vsync), the display's own ground truth for frames dropped; -1 when the main thread did not answer.
    */
+  /** The main thread's kernel tid, read on it from /proc/thread-self ("PID/task/TID"), or -1. */
+  public static int mainTid() throws InterruptedException {
+    final int[] out = {-1};
+    TestApp.runOnMain(() -> {
+      try {
+        final String link = java.nio.file.Files.readSymbolicLink(java.nio.file.Paths.get("/proc/thread-self")).toString();
+        out[0] = Integer.parseInt(link.substring(link.lastIndexOf('/') + 1));
+      } catch (java.io.IOException | RuntimeException e) {
+        out[0] = -1;
+      }
+    }, 5000);
+    return out[0];
+  }
+
   public static int skippedFrames() throws InterruptedException {
     final int[] out = {-1};
     TestApp.runOnMain(() -> out[0] = android.view.Choreographer.getInstance().skippedFrames(), 5000);
