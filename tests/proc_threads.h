@@ -5,6 +5,7 @@
 #define JANKPROBE_TESTS_PROC_THREADS_H_
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -17,6 +18,12 @@ namespace jp::testing {
 
 inline std::string TaskPath(pid_t tid, const char* file) {
   return "/proc/self/task/" + std::to_string(tid) + "/" + file;
+}
+
+// Whether the thread still exists (its /proc entry goes once it has exited and been joined or reaped).
+inline bool TaskExists(pid_t tid) {
+  struct stat st;
+  return stat(("/proc/self/task/" + std::to_string(tid)).c_str(), &st) == 0;
 }
 
 // The kernel tids of this process's threads.

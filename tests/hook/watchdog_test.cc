@@ -3,13 +3,11 @@
 #include "hook/watchdog.h"
 
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <random>
 #include <string>
@@ -29,6 +27,7 @@ namespace {
 // the host's, not the watchdog's (0 where the kernel keeps no schedstat: the bounds are then the bare
 // tolerance).
 using jp::testing::RunDelayNs;
+using jp::testing::TaskExists;
 using jp::testing::VoluntarySwitches;
 
 // Slack allowed between a deadline and its callback on top of the time the host kept the watchdog thread
@@ -87,11 +86,6 @@ uint64_t SweptCount(const Watchdog& w, uint64_t want) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return w.stats().rare_text_sweeps;
-}
-
-bool TaskExists(pid_t tid) {
-  struct stat st;
-  return stat(("/proc/self/task/" + std::to_string(tid)).c_str(), &st) == 0;
 }
 
 // True once the thread is blocked in the kernel (state S in /proc): for the watchdog that means it sits
