@@ -27,6 +27,22 @@ class QueueLock {
   bool held_;
 };
 
+// Whether `list` is a java.util.ArrayList itself, not a subclass: the framework's own list. Another
+// tool's subclass (Tencent Matrix's idle tracer keeps wrappers in one and matches remove(handler) through
+// a map of its own) must not be wrapped again: its remove would then miss, and a handler the app removes
+// would run on every idle pass. Start-time only (nothing cached). *name gets the list's class.
+bool IsPlainArrayList(JNIEnv* env, jobject list, std::string* name) {
+  jclass list_class = env->GetObjectClass(list);
+  jclass array_list = env->FindClass("java/util/ArrayList");
+  if (jni::TakeException(env, "FindClass java.util.ArrayList", nullptr) || !list_class || !array_list) return false;
+  if (env->IsSameObject(list_class, array_list)) return true;
+  jclass class_class = env->GetObjectClass(list_class);
+  jmethodID get_name = env->GetMethodID(class_class, "getName", "()Ljava/lang/String;");
+  jstring s = get_name ? static_cast<jstring>(env->CallObjectMethod(list_class, get_name)) : nullptr;
+  *name = jni::TakeException(env, "Class.getName", nullptr) || !s ? "?" : jni::ToStdString(env, s);
+  return false;
+}
+
 class IdleMonitor : public hook::MonitorImpl {
  public:
   ~IdleMonitor() override { Stop(); }
@@ -79,6 +95,11 @@ class IdleMonitor : public hook::MonitorImpl {
   void RestorePlainList(JNIEnv* env, const jni::IdleRefs& refs, std::string* why_out) {
     std::string why;
     QueueLock lock(env, queue_);
+    if (!lock.held()) {  // MonitorEnter failed (out of memory): its exception cleared before any other call
+      jni::TakeException(env, "MonitorEnter", &why);
+      *why_out = why.empty() ? "cannot lock the MessageQueue: TimingIdleHandlerList left in place" : why;
+      return;
+    }
     jobject current = env->GetObjectField(queue_, refs.idle_handlers);
     // Put a plain list back only if ours is still there: someone else may have swapped it since.
     if (!jni::TakeException(env, "read mIdleHandlers", &why) && current &&
@@ -211,6 +232,12 @@ class IdleMonitor : public hook::MonitorImpl {
       if (jni::TakeException(env, "read mIdleHandlers", why)) return Undo(why);
       if (existing && env->IsInstanceOf(existing, refs.timing_list)) {
         return Undo(why, "mIdleHandlers already holds a TimingIdleHandlerList (a second jankprobe?)");
+      }
+      std::string foreign;
+      if (existing && !IsPlainArrayList(env, existing, &foreign)) {
+        return Undo(why, "mIdleHandlers holds a " + foreign +
+                             ", not an ArrayList: another tool's list, left in place (wrapping its entries would "
+                             "break its own removeIdleHandler)");
       }
       jobject timed = env->NewObject(refs.timing_list, refs.timing_list_ctor, existing);
       if (jni::TakeException(env, "new TimingIdleHandlerList", why) || !timed) return Undo(why);

@@ -547,5 +547,41 @@ TEST_F(IdleJvmTest, SwitchingOffRestoresAPlainListWithTheAppsHandlers) {
             "com.jankprobe.TimingIdleHandlerList[com.jankprobe.TimingIdleHandlerList$Timed]");
 }
 
+// Another tool's list in mIdleHandlers (ForeignIdleHandlerList, modelled on Tencent Matrix's idle tracer,
+// which wraps each handler and finds the wrapper in remove): jankprobe leaves it in place and says why, so
+// the app's removeIdleHandler keeps working. Wrapping its wrappers made remove miss: a removed handler ran on
+// every idle pass.
+TEST_F(IdleJvmTest, AnotherToolsListIsLeftInPlaceSayingWhy) {
+  const std::string idle_off = R"({"input":{"enabled":false},"looper":{"enabled":false},"barrier":{"enabled":false},)"
+                               R"("idle":{"enabled":false}})";
+  ASSERT_EQ(Configure(idle_off), 0);
+  ASSERT_EQ(CallInt("swapIdleHandlerList", "(Z)I", {Z(false)}), 1);
+  const std::string foreign = CallString("idleHandlersDescription");
+  ASSERT_EQ(foreign.rfind("com.example.app.ForeignIdleHandlerList[", 0), 0u) << foreign;
+
+  Configure(kConfig);  // idle cannot start: the call's result says so for the whole config
+  EXPECT_EQ(IdleState().rfind("disabled: ", 0), 0u) << IdleState();
+  EXPECT_NE(IdleState().find("mIdleHandlers holds a com.example.app.ForeignIdleHandlerList"), std::string::npos)
+      << IdleState();
+  EXPECT_EQ(CallString("idleHandlersDescription"), foreign) << "the tool's list was replaced or changed";
+
+  // The app's remove still finds its handler through the tool's list.
+  ASSERT_GE(CallInt("addCountingIdleHandler"), 0);
+  ASSERT_EQ(CallInt("pokeMain"), 1);
+  EXPECT_GT(CallInt("countingCalls"), 0);
+  ASSERT_EQ(CallInt("removeCountingIdleHandler"), 1);
+  const int after_remove = CallInt("countingCalls");
+  ASSERT_EQ(CallInt("pokeMain"), 1);
+  ASSERT_EQ(CallInt("pokeMain"), 1);
+  EXPECT_EQ(CallInt("countingCalls"), after_remove) << "a removed handler still ran";
+
+  // The tool gone (a plain list back), the monitor starts again and takes the handlers over.
+  ASSERT_EQ(CallInt("swapIdleHandlerList", "(Z)I", {Z(true)}), 1);
+  ASSERT_EQ(Configure(idle_off), 0);
+  ASSERT_EQ(Configure(kConfig), 0);
+  EXPECT_EQ(IdleState(), "on");
+  EXPECT_EQ(CallString("idleHandlersDescription").rfind("com.jankprobe.TimingIdleHandlerList[", 0), 0u);
+}
+
 }  // namespace
 }  // namespace jp::testing

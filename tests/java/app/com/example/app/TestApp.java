@@ -199,6 +199,31 @@ public final class TestApp {
 
   public static int countingCalls() { return counting.calls.get(); }
 
+  /**
+   * Puts another tool's list (ForeignIdleHandlerList, holding the handlers there now) into
+   * MessageQueue.mIdleHandlers, or with plain = true a plain ArrayList of the handlers back; under the
+   * queue's lock, as a tool's reflection would. 1 when swapped, 0 when the list there was not the kind
+   * expected (jankprobe's own, say).
+   */
+  public static int swapIdleHandlerList(boolean plain) throws Exception {
+    final MessageQueue queue = Looper.getMainLooper().getQueue();
+    final java.lang.reflect.Field f = MessageQueue.class.getDeclaredField("mIdleHandlers");
+    f.setAccessible(true);
+    synchronized (queue) {
+      final Object current = f.get(queue);
+      if (plain) {
+        if (!(current instanceof ForeignIdleHandlerList)) return 0;
+        f.set(queue, ((ForeignIdleHandlerList) current).unwrapped());
+      } else {
+        if (current.getClass() != ArrayList.class) return 0;
+        @SuppressWarnings("unchecked")
+        final ArrayList<MessageQueue.IdleHandler> list = (ArrayList<MessageQueue.IdleHandler>) current;
+        f.set(queue, new ForeignIdleHandlerList(list));
+      }
+      return 1;
+    }
+  }
+
   public static int earlyCalls() { return early.calls.get(); }
 
   /** Removes a barrier from the main thread (what the app's fixed code would do). */
