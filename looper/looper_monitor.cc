@@ -264,6 +264,10 @@ class LooperMonitor : public hook::MonitorImpl {
       chained_to_ = printer_.chained_to();
       printer_state_ = "reinstalled";
       check_error_.clear();
+    } else if (r == PrinterHook::CheckResult::kBehindNewcomer) {
+      replaced_by_ = what;
+      printer_state_ = "behind " + what;
+      check_error_.clear();
     }
   }
 

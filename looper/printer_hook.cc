@@ -16,6 +16,11 @@ std::string PrinterHook::ClassName(JNIEnv* env, jobject o) {
   return out;
 }
 
+void PrinterHook::SetHead(JNIEnv* env, jobject head) {
+  if (head_) env->DeleteGlobalRef(head_);
+  head_ = head ? env->NewGlobalRef(head) : nullptr;
+}
+
 bool PrinterHook::SetOurs(JNIEnv* env, jobject previous, std::string* why) {
   const jni::PrinterRefs& refs = jni::Printer();
   jobject ours = env->NewObject(refs.printer, refs.printer_ctor, previous);
@@ -32,6 +37,7 @@ bool PrinterHook::SetOurs(JNIEnv* env, jobject previous, std::string* why) {
   }
   printer_ = env->NewGlobalRef(ours);
   env->DeleteLocalRef(ours);
+  SetHead(env, nullptr);  // ours is the Looper's printer again
   chained_to_ = ClassName(env, previous);
   return true;
 }
@@ -72,8 +78,18 @@ PrinterHook::CheckResult PrinterHook::Check(JNIEnv* env, std::string* what) {
   jni::ScopedLocalFrame frame(env, 16);
   jobject current = env->GetObjectField(looper_, refs.looper_logging);
   if (jni::TakeException(env, "read Looper.mLogging", what)) return CheckResult::kFailed;
-  if (env->IsSameObject(current, printer_)) return CheckResult::kInPlace;
+  if (env->IsSameObject(current, printer_) || (head_ && env->IsSameObject(current, head_))) return CheckResult::kInPlace;
   *what = current ? ClassName(env, current) : "null";
+  // A newcomer that chained to our printer: ours still sees every line behind it. Wrapping it again would
+  // make a tool that does the same (Matrix's LooperMonitor) wrap ours again, and so on, a longer chain for
+  // every message each round. Left in front, remembered as the head to expect.
+  if (current) {
+    const jboolean chained = env->CallStaticBooleanMethod(refs.printer, refs.printer_chains_to, current, printer_);
+    if (!jni::TakeException(env, "LooperPrinter.chainsTo", nullptr) && chained) {
+      SetHead(env, current);
+      return CheckResult::kBehindNewcomer;
+    }
+  }
   std::string why;
   if (!SetOurs(env, current, &why)) {
     *what = why;
@@ -86,6 +102,7 @@ void PrinterHook::Uninstall(JNIEnv* env) {
   if (!looper_) return;
   const jni::PrinterRefs& refs = jni::Printer();
   jni::ScopedLocalFrame frame(env, 16);
+  SetHead(env, nullptr);
   if (printer_) {
     jobject current = env->GetObjectField(looper_, refs.looper_logging);
     if (!jni::TakeException(env, "read Looper.mLogging", nullptr) && env->IsSameObject(current, printer_)) {

@@ -3,7 +3,9 @@
 // someone replaced or cleared it (WebView sets its own printer; apps call setMessageLogging(null)).
 //
 // A re-install chains to the newcomer and retires our previous printer (it keeps forwarding, because the
-// newcomer may chain to it, but stops timing), so every line is timed exactly once. Uninstall puts the
+// newcomer may chain to it, but stops timing), so every line is timed exactly once. A newcomer that
+// chains to our printer itself is not wrapped: ours keeps timing behind it (two tools that each re-wrap
+// a printer not their own would otherwise grow the chain forever). Uninstall puts the
 // printer we chained to back if ours is still in place, otherwise only retires ours.
 //
 // Every call takes the JNIEnv of the calling thread and reports failures as a reason.
@@ -18,7 +20,9 @@ namespace jp::looper {
 
 class PrinterHook {
  public:
-  enum class CheckResult { kInPlace, kReinstalled, kFailed };
+  // kBehindNewcomer: the Looper's printer is a newcomer that chains to ours (LooperPrinter.chainsTo):
+  // left in front, ours times every line behind it.
+  enum class CheckResult { kInPlace, kReinstalled, kBehindNewcomer, kFailed };
 
   bool Install(JNIEnv* env, std::string* why);
   // Whether our printer is still mLogging; re-installs if not. *what gets what was found instead
@@ -32,10 +36,12 @@ class PrinterHook {
 
  private:
   bool SetOurs(JNIEnv* env, jobject previous, std::string* why);
+  void SetHead(JNIEnv* env, jobject head);
   std::string ClassName(JNIEnv* env, jobject o);
 
   jobject looper_ = nullptr;   // global: the main Looper
   jobject printer_ = nullptr;  // global: our active LooperPrinter
+  jobject head_ = nullptr;     // global: a newcomer in front of it that chains to it (null: ours is mLogging)
   std::string chained_to_;
 };
 

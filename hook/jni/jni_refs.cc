@@ -341,6 +341,8 @@ void ResolvePrinter(JNIEnv* env) {
   p.printer_ctor = r.Method(p.printer, "LooperPrinter", "<init>", "(Landroid/util/Printer;)V");
   p.printer_retire = r.Method(p.printer, "LooperPrinter", "retire", "()V");
   p.printer_previous = r.Method(p.printer, "LooperPrinter", "previous", "()Landroid/util/Printer;");
+  p.printer_chains_to = r.Method(p.printer, "LooperPrinter", "chainsTo",
+                                 "(Landroid/util/Printer;Lcom/jankprobe/LooperPrinter;)Z", true);
   p.ok = r.ok();
   p.why = r.why();
 }

@@ -100,6 +100,7 @@ struct PrinterRefs {
   jmethodID printer_ctor = nullptr;         // (Printer previous)
   jmethodID printer_retire = nullptr;       // void retire()
   jmethodID printer_previous = nullptr;     // Printer previous()
+  jmethodID printer_chains_to = nullptr;    // static boolean chainsTo(Printer head, LooperPrinter target)
 };
 
 // The frame callback (com.jankprobe.FrameTicker on android.view.Choreographer); optional for the looper

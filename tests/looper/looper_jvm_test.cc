@@ -235,6 +235,45 @@ TEST_F(LooperJvmTest, ReplacedOrClearedPrinterIsReinstalledWithinOneCheckAndChai
   EXPECT_GE(Status().Int("messages") - m1, 5);
 }
 
+// Another tool that re-wraps the Looper's printer whenever it is not its own (Matrix's LooperMonitor, every
+// 60 s): its printer chains to ours, so ours stays behind it, timing every line. Wrapping it back would make
+// the tool wrap again, and each round would add two printers to every message's chain.
+TEST_F(LooperJvmTest, AToolThatWrapsOurPrinterIsLeftInFrontAndTheChainStopsGrowing) {
+  const int64_t r0 = Status().Int("reinstalls");
+  auto count = [](const std::string& chain, const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = chain.find(needle); at != std::string::npos; at = chain.find(needle, at + 1)) ++n;
+    return n;
+  };
+  const size_t ours0 = count(ScenarioString("printerChain"), "jankprobe.LooperPrinter(");
+  int wraps = 0;
+  for (int round = 0; round < 3; ++round) {
+    wraps += Scenario("wrapPrinterLikeMatrix");
+    // Three check periods: time for our check to see the newcomer (and, before the fix, wrap it).
+    std::this_thread::sleep_for(std::chrono::milliseconds(3 * looper::kPrinterCheckMs));
+  }
+  EXPECT_EQ(wraps, 1) << "the tool had to wrap again: its printer was wrapped; chain " << ScenarioString("printerChain");
+  const std::string chain = ScenarioString("printerChain");
+  EXPECT_EQ(chain.rfind("WrappingPrinter -> jankprobe.LooperPrinter(active -> ", 0), 0u) << chain;
+  EXPECT_EQ(count(chain, "WrappingPrinter"), 1u) << chain;
+  EXPECT_EQ(count(chain, "jankprobe.LooperPrinter("), ours0) << chain;
+  LooperStatus s = Status();
+  EXPECT_EQ(s.Int("reinstalls"), r0);
+  EXPECT_EQ(s.Str("printer"), "behind com.example.app.WrappingPrinter");
+  // Both still see every message: the tool in front, ours behind it timing them.
+  const int64_t m0 = s.Int("messages");
+  const int w0 = Scenario("wrappingPrinterLines");
+  ASSERT_EQ(Scenario("runQuick", "(I)I", {I(10)}), 0);
+  EXPECT_GE(Scenario("wrappingPrinterLines") - w0, 10);
+  EXPECT_GE(Status().Int("messages") - m0, 10);
+
+  // An app clearing the logging afterwards still gets ours put back.
+  const int64_t r1 = Status().Int("reinstalls");
+  ASSERT_EQ(ReplacePrinter("null"), 0);
+  ASSERT_GE(AwaitReinstall(r1), 0);
+  EXPECT_EQ(Status().Str("printer"), "reinstalled");
+}
+
 TEST_F(LooperJvmTest, SimulatedAnrListsTheSlowMessageAndThePendingOnes) {
   ASSERT_EQ(Scenario("runSlow", "(J)I", {J(350)}), 0);  // a slow message in the history window
   ASSERT_FALSE(AwaitReport("message_lag", "com.example.app.SlowTask", 3000).empty());

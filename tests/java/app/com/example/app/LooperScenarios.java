@@ -148,6 +148,25 @@ public final class LooperScenarios {
     return 0;
   }
 
+  private static volatile WrappingPrinter wrapping;
+
+  /**
+   * Another tool's periodic printer reset, as Matrix's LooperMonitor does it: when the Looper's printer is
+   * not the one it set last, it wraps whatever is there and sets that. 1 when it wrapped, 0 when its own was
+   * still in place.
+   */
+  public static int wrapPrinterLikeMatrix() throws ReflectiveOperationException {
+    final Field f = Looper.class.getDeclaredField("mLogging");
+    f.setAccessible(true);
+    final Object current = f.get(Looper.getMainLooper());
+    if (current != null && current == wrapping) return 0;
+    wrapping = new WrappingPrinter((Printer) current);
+    Looper.getMainLooper().setMessageLogging(wrapping);
+    return 1;
+  }
+
+  public static int wrappingPrinterLines() { return wrapping == null ? -1 : wrapping.dispatchLines.get(); }
+
   /** The last SlowTask's own CPU time in microseconds. */
   public static int lastSlowCpuMicros() { return (int) SlowTask.lastCpuMicros; }
 
