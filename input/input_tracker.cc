@@ -601,6 +601,7 @@ InputTracker::Counters InputTracker::counters() const {
   c.arm_failures = arm_failures_.load();
   c.lag_reports = lag_reports_.load();
   c.anr_reports = anr_reports_.load();
+  c.abandoned = abandoned_.load();
   c.dropped_at_disable = dropped_at_disable_.load();
   c.deadline_scans = deadline_scans_.load();
   c.records_ring_full = ring_full_.Load();
@@ -627,6 +628,7 @@ void InputTracker::WriteCounters(hook::JsonOut& w) const {
   w.Field("arm_failures", c.arm_failures);
   w.Field("lag_reports", c.lag_reports);
   w.Field("anr_reports", c.anr_reports);
+  w.Field("abandoned", c.abandoned);
   w.Field("dropped_at_disable", c.dropped_at_disable);
   w.Field("deadline_scans", c.deadline_scans);
   w.Field("records_drained", c.records_drained);

@@ -207,6 +207,7 @@ class InputTracker {
     uint64_t arm_failures = 0;
     uint64_t lag_reports = 0;
     uint64_t anr_reports = 0;
+    uint64_t abandoned = 0;              // unfinished at anr_ms on a channel the app had closed: no ANR
     uint64_t dropped_at_disable = 0;
     uint64_t deadline_scans = 0;         // monitor deadline callbacks (the watchdog's wakes for us)
     uint64_t records_drained = 0;        // records the watchdog appended for the main thread (the ring)
@@ -462,7 +463,7 @@ class InputTracker {
   hook::SplitCounter rejected_received_[kVerdictCount];
   hook::SplitCounter rejected_sent_[kVerdictCount];
   std::atomic<uint64_t> table_full_{0}, arm_failures_{0}, lag_reports_{0}, anr_reports_{0},
-      dropped_at_disable_{0}, deadline_scans_{0};
+      abandoned_{0}, dropped_at_disable_{0}, deadline_scans_{0};
   hook::SplitCounter ring_full_;
   hook::ReportSink* lent_to_ = nullptr;  // where LendFinished is registered (control paths only)
 

@@ -3,6 +3,9 @@
 // re-arming for the next event that will come due; and, once a late event is finished, its touch_lag /
 // key_lag with the stuck-time stack. Both deadlines also drain the finished ring (finished_records.cc). Reports allocate and render JSON, which is why none of this runs on
 // the hooked paths.
+#include <fcntl.h>
+
+#include <cerrno>
 #include <cstdio>
 
 #include "hook/clock.h"
@@ -146,7 +149,16 @@ uint64_t InputTracker::ScanPending() {
   }
   for (int k = 0; k < n_anred; ++k) {
     if (pending_.Word(anred[k].index) == anred[k].word) {
-      // Still the same occupant, still unfinished: the fields the report was built from were stable.
+      // Still the same occupant, still unfinished: the fields the report was built from were stable. But
+      // a channel the app has closed meanwhile is no ANR: a receiver disposed mid-gesture (its window went
+      // away) never finishes what it had read (AOSP NativeInputEventReceiver::dispose; finishInputEvent
+      // after it only logs), and the dispatcher dropped that connection with its wait queue. Its fd
+      // closed: counted as abandoned, not reported. (An fd number already reused by a new channel still
+      // reads as open: that case is still reported.)
+      if (fcntl(pending_.at(anred[k].index).fd, F_GETFD) == -1 && errno == EBADF) {
+        abandoned_.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
       anr_reports_.fetch_add(1, std::memory_order_relaxed);
       context_->Submit(anr_reports[static_cast<size_t>(k)]);
     } else {

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "tests/fixtures/libinput/input_channel.h"
@@ -259,6 +260,7 @@ void ExpectStatusCountersAreTheTrackers() {
       {"unmatched_finished", c.unmatched_finished}, {"owner_general_reads", c.owner_general_reads},
       {"owner_general_sends", c.owner_general_sends}, {"table_full", c.table_full},
       {"arm_failures", c.arm_failures}, {"lag_reports", c.lag_reports}, {"anr_reports", c.anr_reports},
+      {"abandoned", c.abandoned},
       {"dropped_at_disable", c.dropped_at_disable}, {"deadline_scans", c.deadline_scans},
       {"records_drained", c.records_drained}, {"records_ring_full", c.records_ring_full},
       {"records_in_ring", c.records_in_ring}, {"pending", static_cast<uint64_t>(c.pending)},
@@ -733,6 +735,38 @@ TEST_F(InputMonitorTest, StillUnfinishedAtAnrMsGivesAnInputAnrRightAway) {
   EXPECT_TRUE(lags[0]["anr_reported"].GetBool());
   ExpectRecordMatches(InputRecords(), s);
   jpfx_channel_close(ch);
+}
+
+// A receiver disposed mid-gesture (its window went away) closes its channel and never finishes what it had
+// read: no input_anr for that, it is counted as abandoned. An event held on an open channel still is one.
+TEST_F(InputMonitorTest, AnEventOnAChannelTheAppClosedIsAbandonedNotAnAnr) {
+  ASSERT_EQ(h.Start(/*lag_ms=*/30, /*anr_ms=*/250, 33), JANKPROBE_OK) << jankprobe_last_error();
+  // The counters live as long as the process: this test's share is what they gain from here.
+  auto counter = [](const char* key) { return std::strtoull(InputDetail("counters", key).c_str(), nullptr, 10); };
+  const uint64_t anr0 = counter("anr_reports"), abandoned0 = counter("abandoned");
+  jpfx_channel* gone = jpfx_channel_open(33, JPFX_IO_BIONIC);
+  jpfx_channel* held = jpfx_channel_open(33, JPFX_IO_BIONIC);
+  ASSERT_NE(gone, nullptr);
+  ASSERT_NE(held, nullptr);
+  jpfx_event ev{};
+  uint64_t before = 0, after = 0;
+  ASSERT_EQ(jpfx_publish_key(gone, 7, 0, static_cast<int64_t>(hook::MonotonicNs())), 0);
+  ASSERT_TRUE(ConsumeOne(gone, &ev, &before, &after));
+  jpfx_app_dispose(gone);
+  ASSERT_EQ(jpfx_publish_key(held, 8, 0, static_cast<int64_t>(hook::MonotonicNs())), 0);
+  ASSERT_TRUE(ConsumeOne(held, &ev, &before, &after));
+  // Both come due at 250 ms in the same scan or two: one report, for the held one.
+  const auto anrs = h.Reports("input_anr", 1, 3000);
+  ASSERT_EQ(anrs.size(), 1u);
+  EXPECT_EQ(anrs[0]["event_seq"].GetInt(), 8) << "the ANR named the abandoned event";
+  const uint64_t give_up = hook::MonotonicNs() + 2000 * hook::kNsPerMs;
+  while (counter("abandoned") == abandoned0 && hook::MonotonicNs() < give_up) usleep(5000);
+  EXPECT_EQ(counter("abandoned") - abandoned0, 1u);
+  usleep(300 * 1000);  // another anr_ms: neither is reported again
+  EXPECT_EQ(h.Reports("input_anr").size(), 1u);
+  EXPECT_EQ(counter("anr_reports") - anr0, 1u);
+  jpfx_channel_close(held);
+  jpfx_channel_close(gone);
 }
 
 TEST_F(InputMonitorTest, UnknownReleaseFallsBackToFdTimingNeverGuessingFields) {
