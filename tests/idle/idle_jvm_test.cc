@@ -517,16 +517,20 @@ TEST_F(IdleJvmTest, MoreHandlerClassesThanFiguresAreStillTimed) {
   for (jobject h : handlers) env->DeleteGlobalRef(h);
 }
 
-TEST_F(IdleJvmTest, RemoveIdleHandlerFindsTheWrappedHandler) {
-  const int added = CallInt("addCountingIdleHandler");
-  ASSERT_GE(added, 0);
+// The app adds its counting handler, sees it run, removes it: two more idle passes must not run it.
+void ExpectAddedHandlerRunsAndRemovedOneStops() {
+  ASSERT_GE(CallInt("addCountingIdleHandler"), 0);
   ASSERT_EQ(CallInt("pokeMain"), 1);
   EXPECT_GT(CallInt("countingCalls"), 0);
   ASSERT_EQ(CallInt("removeCountingIdleHandler"), 1);
   const int after_remove = CallInt("countingCalls");
   ASSERT_EQ(CallInt("pokeMain"), 1);
   ASSERT_EQ(CallInt("pokeMain"), 1);
-  EXPECT_EQ(CallInt("countingCalls"), after_remove);
+  EXPECT_EQ(CallInt("countingCalls"), after_remove) << "a removed handler still ran";
+}
+
+TEST_F(IdleJvmTest, RemoveIdleHandlerFindsTheWrappedHandler) {
+  ExpectAddedHandlerRunsAndRemovedOneStops();
   EXPECT_EQ(CallString("idleHandlersDescription"),
             "com.jankprobe.TimingIdleHandlerList[com.jankprobe.TimingIdleHandlerList$Timed]");
 }
@@ -566,14 +570,7 @@ TEST_F(IdleJvmTest, AnotherToolsListIsLeftInPlaceSayingWhy) {
   EXPECT_EQ(CallString("idleHandlersDescription"), foreign) << "the tool's list was replaced or changed";
 
   // The app's remove still finds its handler through the tool's list.
-  ASSERT_GE(CallInt("addCountingIdleHandler"), 0);
-  ASSERT_EQ(CallInt("pokeMain"), 1);
-  EXPECT_GT(CallInt("countingCalls"), 0);
-  ASSERT_EQ(CallInt("removeCountingIdleHandler"), 1);
-  const int after_remove = CallInt("countingCalls");
-  ASSERT_EQ(CallInt("pokeMain"), 1);
-  ASSERT_EQ(CallInt("pokeMain"), 1);
-  EXPECT_EQ(CallInt("countingCalls"), after_remove) << "a removed handler still ran";
+  ExpectAddedHandlerRunsAndRemovedOneStops();
 
   // The tool gone (a plain list back), the monitor starts again and takes the handlers over.
   ASSERT_EQ(CallInt("swapIdleHandlerList", "(Z)I", {Z(true)}), 1);
